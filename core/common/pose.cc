@@ -1,0 +1,67 @@
+#include "core/common/pose.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace taxel {
+
+Eigen::Quaterniond QuaternionFromArray(const double* q, QuatOrder order) {
+  if (order == QuatOrder::kWxyz) return Eigen::Quaterniond(q[0], q[1], q[2], q[3]);
+  return Eigen::Quaterniond(q[3], q[0], q[1], q[2]);  // xyzw
+}
+
+absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
+                                             absl::string_view field) {
+  if (order != QuatOrder::kXyzw && order != QuatOrder::kWxyz) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": quaternion order must be XYZW or WXYZ, got UNSPECIFIED"));
+  }
+  for (int i = 0; i < 7; ++i) {
+    if (!std::isfinite(v[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", i, "]: expected a finite number, got ", v[i]));
+    }
+  }
+  Eigen::Quaterniond q = QuaternionFromArray(v + 3, order);
+  const double norm = q.norm();
+  if (!(norm >= kMinQuaternionNorm)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": quaternion norm must be at least 1e-6, got ", norm));
+  }
+  q.coeffs() /= norm;
+  return RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
+}
+
+void PoseToArray(const RigidTransform& X, QuatOrder order, double* out) {
+  const Eigen::Quaterniond q(X.R);
+  out[0] = X.p.x();
+  out[1] = X.p.y();
+  out[2] = X.p.z();
+  if (order == QuatOrder::kWxyz) {
+    out[3] = q.w(), out[4] = q.x(), out[5] = q.y(), out[6] = q.z();
+  } else {
+    out[3] = q.x(), out[4] = q.y(), out[5] = q.z(), out[6] = q.w();
+  }
+}
+
+Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
+                                             const Eigen::Matrix3d& R_now, double dt) {
+  // R_now = R_delta * R_prev, with R_delta = exp(dt [w]x) in the parent frame.
+  const Eigen::AngleAxisd aa(R_now * R_prev.transpose());
+  double angle = aa.angle();  // in [0, pi]
+  return aa.axis() * (angle / dt);
+}
+
+absl::string_view QuatOrderName(QuatOrder order) {
+  switch (order) {
+    case QuatOrder::kXyzw:
+      return "XYZW";
+    case QuatOrder::kWxyz:
+      return "WXYZ";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+}  // namespace taxel

@@ -1,0 +1,62 @@
+// Counter-based random numbers: Philox4x32-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
+// numbers: as easy as 1, 2, 3", SC 2011).
+//
+// A draw is a pure function of (key, counter): the same (scene seed, purpose, sensor, env, probe,
+// step or reset count) always gives the same numbers, whichever thread computes them and in
+// whatever order. There is no generator state to share between threads.
+#ifndef TAXEL_CORE_COMMON_RNG_H_
+#define TAXEL_CORE_COMMON_RNG_H_
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace taxel {
+
+/// Philox4x32 with 10 rounds: maps a 128-bit counter and a 64-bit key to 128 random bits.
+class Philox4x32 {
+ public:
+  using Block = std::array<uint32_t, 4>;
+
+  /// `seed` is the scene seed; `stream` separates independent purposes (gain, noise, ...).
+  constexpr Philox4x32(uint64_t seed, uint32_t stream)
+      : k0_(static_cast<uint32_t>(seed) ^ (stream * 0x9E3779B9u)),
+        k1_(static_cast<uint32_t>(seed >> 32) + stream) {}
+
+  /// The 4 random words for counter (c0, c1, c2, c3).
+  constexpr Block operator()(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    Block c{c0, c1, c2, c3};
+    uint32_t k0 = k0_, k1 = k1_;
+    for (int round = 0; round < 10; ++round) {
+      const uint64_t p0 = static_cast<uint64_t>(kM0) * c[0];
+      const uint64_t p1 = static_cast<uint64_t>(kM1) * c[2];
+      c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1),
+           static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(p0)};
+      k0 += kW0;
+      k1 += kW1;
+    }
+    return c;
+  }
+
+ private:
+  static constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  static constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  uint32_t k0_, k1_;
+};
+
+/// Uniform double in [0, 1) from 32 random bits (resolution 2^-32).
+constexpr double UniformFromBits(uint32_t bits) { return bits * (1.0 / 4294967296.0); }
+
+/// Uniform double in (0, 1] (never 0, safe for log).
+constexpr double UniformOpenZero(uint32_t bits) { return (bits + 1.0) * (1.0 / 4294967296.0); }
+
+/// Standard normal from two words (Box–Muller, first output).
+inline double NormalFromBits(uint32_t a, uint32_t b) {
+  const double u1 = UniformOpenZero(a);
+  const double u2 = UniformFromBits(b);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace taxel
+
+#endif  // TAXEL_CORE_COMMON_RNG_H_

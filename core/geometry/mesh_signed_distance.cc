@@ -1,0 +1,313 @@
+#include "core/geometry/mesh_signed_distance.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace taxel::geometry {
+namespace {
+
+constexpr double kFourPi = 12.566370614359172;
+constexpr double kWindingBeta = 2.0;  // far-field accuracy parameter of Barill et al.
+constexpr int kSignGridCells = 64;    // cells along the longest axis of the mesh bounds
+
+constexpr uint8_t kOutside = 0, kInside = 1, kSurface = 2, kUnknown = 255;
+
+/// Signed solid angle of triangle (a, b, c) seen from the origin (Van Oosterom & Strackee, IEEE
+/// Trans. Biomed. Eng. 30(2), 1983): positive when the triangle's normal points away from it.
+double SolidAngle(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Vector3d& c) {
+  const double la = a.norm(), lb = b.norm(), lc = c.norm();
+  const double det = a.dot(b.cross(c));
+  const double denom = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
+  return 2.0 * std::atan2(det, denom);
+}
+
+}  // namespace
+
+std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
+    std::shared_ptr<const TriangleMesh> mesh) {
+  std::shared_ptr<MeshSignedDistance> sdf(new MeshSignedDistance());
+  sdf->mesh_ = std::move(mesh);
+  const TriangleMesh& m = *sdf->mesh_;
+  std::vector<Aabb> bounds(m.num_triangles());
+  for (int t = 0; t < m.num_triangles(); ++t) {
+    for (int k = 0; k < 3; ++k) bounds[t].Extend(m.vertex(m.triangle(t)[k]));
+  }
+  sdf->bvh_ = Bvh::Build(bounds, 4);
+  const auto& order = sdf->bvh_.primitive_order();
+  sdf->leaf_vertices_.resize(3 * order.size());
+  sdf->leaf_triangle_.resize(order.size());
+  for (size_t s = 0; s < order.size(); ++s) {
+    const Triangle& tri = m.triangle(order[s]);
+    for (int k = 0; k < 3; ++k) sdf->leaf_vertices_[3 * s + k] = m.vertex(tri[k]);
+    sdf->leaf_triangle_[s] = static_cast<int32_t>(order[s]);
+  }
+  sdf->BuildWindingTree();
+  if (m.is_watertight()) sdf->BuildSignGrid();
+  return sdf;
+}
+
+bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_distance,
+                                      ClosestPointResult* out) const {
+  const std::vector<BvhNode>& nodes = bvh_.nodes();
+  const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()),
+              pz = static_cast<float>(p.z());
+  double best = max_distance * max_distance;
+  struct Entry {
+    uint32_t node;
+    float d2;
+  };
+  Entry stack[kBvhMaxDepth];
+  int sp = 0;
+  uint32_t node = 0;
+  if (NodeSquaredDistance(nodes[0], px, py, pz) > best) return false;
+  bool found = false;
+  int best_slot = -1;
+  TriangleFeature best_feature = TriangleFeature::kFace;
+  Eigen::Vector3d best_point;
+  while (true) {
+    const BvhNode& n = nodes[node];
+    if (n.is_leaf()) {
+      for (uint32_t s = n.index, end = n.index + n.count; s < end; ++s) {
+        TriangleFeature f;
+        const Eigen::Vector3d c = ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1],
+                                                         leaf_vertices_[3 * s + 2], &f);
+        const double d2 = (p - c).squaredNorm();
+        if (d2 < best || (!found && d2 <= best)) {
+          best = d2;
+          found = true;
+          best_slot = static_cast<int>(s);
+          best_feature = f;
+          best_point = c;
+        }
+      }
+    } else {
+      uint32_t near = n.index, far = n.index + 1;
+      float d_near = NodeSquaredDistance(nodes[near], px, py, pz);
+      float d_far = NodeSquaredDistance(nodes[far], px, py, pz);
+      if (d_far < d_near) std::swap(near, far), std::swap(d_near, d_far);
+      if (d_near <= best) {
+        if (d_far <= best) stack[sp++] = {far, d_far};
+        node = near;
+        continue;
+      }
+    }
+    // Pop the next node that can still hold a closer point.
+    do {
+      if (sp == 0) {
+        if (found) {
+          out->squared_distance = best;
+          out->point = best_point;
+          out->triangle = leaf_triangle_[best_slot];
+          out->feature = best_feature;
+        }
+        return found;
+      }
+      --sp;
+    } while (stack[sp].d2 > best);
+    node = stack[sp].node;
+  }
+}
+
+Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) const {
+  if (c.feature == TriangleFeature::kFace) return mesh_->face_normal(c.triangle);
+  const int k = FeatureLocalIndex(c.feature);
+  if (IsEdge(c.feature)) return mesh_->edge_pseudo_normal(c.triangle, k);
+  return mesh_->vertex_pseudo_normal(mesh_->triangle(c.triangle)[k]);
+}
+
+bool MeshSignedDistance::InsideByPseudoNormal(const Eigen::Vector3d& p,
+                                              const ClosestPointResult& c) const {
+  return (p - c.point).dot(FeatureNormal(c)) < 0;
+}
+
+bool MeshSignedDistance::IsInside(const Eigen::Vector3d& p) const {
+  if (!mesh_->is_watertight()) return WindingNumber(p) >= 0.5;
+  const int side = GridSide(p);
+  if (side != 2) return side == 1;
+  ClosestPointResult c;
+  ClosestPoint(p, std::numeric_limits<double>::infinity(), &c);
+  return InsideByPseudoNormal(p, c);
+}
+
+SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double max_distance) const {
+  SignedDistanceResult r;
+  ClosestPointResult c;
+  bool inside;
+  if (ClosestPoint(p, max_distance, &c)) {
+    inside = mesh_->is_watertight() ? InsideByPseudoNormal(p, c) : WindingNumber(p) >= 0.5;
+  } else {
+    // No surface within reach: decide the side cheaply, and only inside pay for the exact depth.
+    if (mesh_->is_watertight()) {
+      const int side = GridSide(p);
+      if (side == 0) return r;
+      ClosestPoint(p, std::numeric_limits<double>::infinity(), &c);
+      inside = side == 1 || InsideByPseudoNormal(p, c);
+    } else {
+      if (WindingNumber(p) < 0.5) return r;
+      ClosestPoint(p, std::numeric_limits<double>::infinity(), &c);
+      inside = true;
+    }
+  }
+  const double d = std::sqrt(c.squared_distance);
+  r.distance = inside ? -d : d;
+  r.closest = c.point;
+  r.triangle = c.triangle;
+  r.feature = c.feature;
+  // The gradient is (Q − C)/|Q − C| (negated inside); on the surface use the feature's normal.
+  const double tiny = 1e-10 * (mesh_->bounds().hi - mesh_->bounds().lo).norm();
+  if (d > tiny) {
+    r.normal = (p - c.point) / (inside ? -d : d);
+  } else {
+    r.normal = FeatureNormal(c);
+  }
+  return r;
+}
+
+void MeshSignedDistance::BuildWindingTree() {
+  const auto& nodes = bvh_.nodes();
+  const double orientation = mesh_->was_inside_out() ? -1.0 : 1.0;
+  winding_.resize(nodes.size());
+  // Children always follow their parent in the array, so a reverse sweep is bottom-up.
+  for (size_t i = nodes.size(); i-- > 0;) {
+    const BvhNode& n = nodes[i];
+    WindingNode& w = winding_[i];
+    w.normal_sum.setZero();
+    w.centroid.setZero();
+    double area = 0;
+    if (n.is_leaf()) {
+      for (uint32_t s = n.index; s < n.index + n.count; ++s) {
+        const Eigen::Vector3d& a = leaf_vertices_[3 * s];
+        const Eigen::Vector3d& b = leaf_vertices_[3 * s + 1];
+        const Eigen::Vector3d& c = leaf_vertices_[3 * s + 2];
+        const Eigen::Vector3d an = 0.5 * orientation * (b - a).cross(c - a);
+        const double ta = an.norm();
+        w.normal_sum += an;
+        w.centroid += ta * (a + b + c) / 3.0;
+        area += ta;
+      }
+      w.centroid /= area;
+      w.area = area;
+      w.radius = 0;
+      for (uint32_t s = 3 * n.index; s < 3 * (n.index + n.count); ++s) {
+        w.radius = std::max(w.radius, (leaf_vertices_[s] - w.centroid).norm());
+      }
+    } else {
+      const WindingNode& l = winding_[n.index];
+      const WindingNode& r = winding_[n.index + 1];
+      w.normal_sum = l.normal_sum + r.normal_sum;
+      area = l.area + r.area;
+      w.centroid = (l.area * l.centroid + r.area * r.centroid) / area;
+      w.area = area;
+      w.radius = std::max((l.centroid - w.centroid).norm() + l.radius,
+                          (r.centroid - w.centroid).norm() + r.radius);
+    }
+  }
+}
+
+double MeshSignedDistance::WindingNumber(const Eigen::Vector3d& q) const {
+  const auto& nodes = bvh_.nodes();
+  const double orientation = mesh_->was_inside_out() ? -1.0 : 1.0;
+  double w = 0;
+  uint32_t stack[2 * kBvhMaxDepth];
+  int sp = 0;
+  stack[sp++] = 0;
+  while (sp > 0) {
+    const uint32_t i = stack[--sp];
+    const WindingNode& wn = winding_[i];
+    const Eigen::Vector3d d = wn.centroid - q;
+    const double dist = d.norm();
+    if (dist > kWindingBeta * wn.radius) {
+      w += d.dot(wn.normal_sum) / (kFourPi * dist * dist * dist);  // dipole far field
+      continue;
+    }
+    const BvhNode& n = nodes[i];
+    if (n.is_leaf()) {
+      for (uint32_t s = n.index; s < n.index + n.count; ++s) {
+        w += orientation * SolidAngle(leaf_vertices_[3 * s] - q, leaf_vertices_[3 * s + 1] - q,
+                                      leaf_vertices_[3 * s + 2] - q) / kFourPi;
+      }
+    } else {
+      stack[sp++] = n.index + 1;
+      stack[sp++] = n.index;
+    }
+  }
+  return w;
+}
+
+int MeshSignedDistance::GridSide(const Eigen::Vector3d& p) const {
+  const Eigen::Vector3d t = (p - grid_origin_) / grid_cell_;
+  if (!(t.x() >= 0 && t.y() >= 0 && t.z() >= 0)) return 0;
+  const int i = static_cast<int>(t.x()), j = static_cast<int>(t.y()), k = static_cast<int>(t.z());
+  if (i >= grid_dims_.x() || j >= grid_dims_.y() || k >= grid_dims_.z()) return 0;
+  return grid_[(static_cast<size_t>(k) * grid_dims_.y() + j) * grid_dims_.x() + i];
+}
+
+void MeshSignedDistance::BuildSignGrid() {
+  const Aabb& b = mesh_->bounds();
+  const Eigen::Vector3d extent = b.hi - b.lo;
+  grid_cell_ = std::max(extent.maxCoeff() / kSignGridCells, 1e-9);
+  grid_origin_ = b.lo - Eigen::Vector3d::Constant(grid_cell_);  // one free layer all round
+  for (int a = 0; a < 3; ++a) grid_dims_[a] = static_cast<int>(std::ceil(extent[a] / grid_cell_)) + 3;
+  const int nx = grid_dims_.x(), ny = grid_dims_.y(), nz = grid_dims_.z();
+  const size_t n_cells = static_cast<size_t>(nx) * ny * nz;
+  grid_.assign(n_cells, kUnknown);
+  auto index = [&](int i, int j, int k) { return (static_cast<size_t>(k) * ny + j) * nx + i; };
+
+  // Mark every cell a triangle's bounding box touches (conservative: may over-mark).
+  const double pad = 1e-9 * extent.maxCoeff();
+  for (int t = 0; t < mesh_->num_triangles(); ++t) {
+    Aabb tb;
+    for (int k = 0; k < 3; ++k) tb.Extend(mesh_->vertex(mesh_->triangle(t)[k]));
+    const Eigen::Vector3d lo = (tb.lo.array() - pad - grid_origin_.array()) / grid_cell_;
+    const Eigen::Vector3d hi = (tb.hi.array() + pad - grid_origin_.array()) / grid_cell_;
+    const int i0 = std::max(0, static_cast<int>(lo.x())), i1 = std::min(nx - 1, static_cast<int>(hi.x()));
+    const int j0 = std::max(0, static_cast<int>(lo.y())), j1 = std::min(ny - 1, static_cast<int>(hi.y()));
+    const int k0 = std::max(0, static_cast<int>(lo.z())), k1 = std::min(nz - 1, static_cast<int>(hi.z()));
+    for (int k = k0; k <= k1; ++k)
+      for (int j = j0; j <= j1; ++j)
+        for (int i = i0; i <= i1; ++i) grid_[index(i, j, k)] = kSurface;
+  }
+
+  // Label each connected free region with the side of one of its cell centres: the region that
+  // touches the grid border is outside; enclosed regions (the interior, or cavities) are asked.
+  std::vector<size_t> queue;
+  for (size_t seed = 0; seed < n_cells; ++seed) {
+    if (grid_[seed] != kUnknown) continue;
+    const int si = static_cast<int>(seed % nx), sj = static_cast<int>((seed / nx) % ny),
+              sk = static_cast<int>(seed / (static_cast<size_t>(nx) * ny));
+    uint8_t label = kOutside;
+    if (seed != 0) {
+      const Eigen::Vector3d center = grid_origin_ + grid_cell_ * Eigen::Vector3d(si + 0.5, sj + 0.5, sk + 0.5);
+      ClosestPointResult c;
+      ClosestPoint(center, std::numeric_limits<double>::infinity(), &c);
+      label = InsideByPseudoNormal(center, c) ? kInside : kOutside;
+    }
+    queue.clear();
+    queue.push_back(seed);
+    grid_[seed] = label;
+    while (!queue.empty()) {
+      const size_t cell = queue.back();
+      queue.pop_back();
+      const int i = static_cast<int>(cell % nx), j = static_cast<int>((cell / nx) % ny),
+                k = static_cast<int>(cell / (static_cast<size_t>(nx) * ny));
+      const int nbr[6][3] = {{i - 1, j, k}, {i + 1, j, k}, {i, j - 1, k},
+                             {i, j + 1, k}, {i, j, k - 1}, {i, j, k + 1}};
+      for (const auto& q : nbr) {
+        if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= nx || q[1] >= ny || q[2] >= nz) continue;
+        const size_t qi = index(q[0], q[1], q[2]);
+        if (grid_[qi] == kUnknown) {
+          grid_[qi] = label;
+          queue.push_back(qi);
+        }
+      }
+    }
+  }
+}
+
+size_t MeshSignedDistance::memory_bytes() const {
+  return sizeof(*this) + bvh_.memory_bytes() + leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) +
+         leaf_triangle_.capacity() * sizeof(int32_t) + winding_.capacity() * sizeof(WindingNode) +
+         grid_.capacity();
+}
+
+}  // namespace taxel::geometry

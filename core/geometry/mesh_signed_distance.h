@@ -1,0 +1,102 @@
+// Signed distance from points to a triangle mesh, accelerated by a flat BVH.
+//
+// Sign rules:
+//  - watertight meshes: the angle-weighted pseudo-normal of the closest feature (face, edge or
+//    vertex) — Bærentzen & Aanæs, IEEE TVCG 11(3), 2005. Exact for any closed, consistently
+//    oriented mesh, including points arbitrarily close to edges and vertices.
+//  - other meshes (holes, non-manifold or inconsistently oriented edges): the generalised winding
+//    number w(Q) ≥ 1/2 means inside — Jacobson, Kavan & Sorkine-Hornung, "Robust inside-outside
+//    segmentation using generalized winding numbers", SIGGRAPH 2013; evaluated hierarchically with
+//    the first-order (dipole) far-field expansion of Barill et al., "Fast winding numbers for
+//    soups and clouds", SIGGRAPH 2018 (accuracy parameter beta = 2).
+//
+// Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
+// BVH node farther than max_distance. When no surface is within reach, the side is read from a
+// coarse inside/outside voxel grid built once per watertight mesh (cells crossed by the surface
+// are resolved by an exact query), so a far-outside probe costs one pruned traversal.
+#ifndef TAXEL_CORE_GEOMETRY_MESH_SIGNED_DISTANCE_H_
+#define TAXEL_CORE_GEOMETRY_MESH_SIGNED_DISTANCE_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "Eigen/Core"
+#include "core/geometry/bvh.h"
+#include "core/geometry/signed_distance_result.h"
+#include "core/geometry/triangle_mesh.h"
+
+namespace taxel::geometry {
+
+/// Unsigned closest-point answer (no sign), for callers that only need proximity.
+struct ClosestPointResult {
+  double squared_distance = std::numeric_limits<double>::infinity();
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();  ///< p_MC
+  int32_t triangle = -1;                             ///< original triangle index
+  TriangleFeature feature = TriangleFeature::kFace;
+};
+
+/// Acceleration structures of one mesh, built once and shared (thread-safe, immutable).
+class MeshSignedDistance {
+ public:
+  /// Builds the BVH, the winding-number tree and (watertight meshes) the sign grid.
+  /// Cost O(n log n) in the number of triangles.
+  static std::shared_ptr<const MeshSignedDistance> Build(std::shared_ptr<const TriangleMesh> mesh);
+
+  /// Signed distance at p_MQ (mesh frame M, metres); see SignedDistanceResult for the bounded
+  /// semantics. max_distance = +inf gives the exact answer everywhere.
+  SignedDistanceResult Query(const Eigen::Vector3d& p_MQ,
+                             double max_distance = std::numeric_limits<double>::infinity()) const;
+
+  /// Closest point on the surface within max_distance (inclusive); false when there is none.
+  /// No allocation; O(log n) typical for near points.
+  bool ClosestPoint(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out) const;
+
+  /// Generalised winding number at p_MQ: ≈1 inside, ≈0 outside, 1/2 on the surface of a closed
+  /// mesh; fractional near holes.
+  double WindingNumber(const Eigen::Vector3d& p_MQ) const;
+
+  /// Inside test with the mesh's sign rule.
+  bool IsInside(const Eigen::Vector3d& p_MQ) const;
+
+  const TriangleMesh& mesh() const { return *mesh_; }
+  const std::shared_ptr<const TriangleMesh>& mesh_ptr() const { return mesh_; }
+  const Bvh& bvh() const { return bvh_; }
+  size_t memory_bytes() const;
+
+ private:
+  MeshSignedDistance() = default;
+  void BuildWindingTree();
+  void BuildSignGrid();
+  /// Sign of p from the closest feature (watertight meshes): true when inside.
+  bool InsideByPseudoNormal(const Eigen::Vector3d& p, const ClosestPointResult& c) const;
+  Eigen::Vector3d FeatureNormal(const ClosestPointResult& c) const;
+  /// Sign-grid lookup: 0 outside, 1 inside, 2 undecided (surface cell).
+  int GridSide(const Eigen::Vector3d& p) const;
+
+  std::shared_ptr<const TriangleMesh> mesh_;
+  Bvh bvh_;
+  std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
+  std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
+
+  // Winding-number tree: per BVH node, the area-weighted normal sum (½ Σ (b−a)×(c−a)), its
+  // area-weighted centroid and the radius of a ball around that centroid holding the node.
+  struct WindingNode {
+    Eigen::Vector3d normal_sum;
+    Eigen::Vector3d centroid;
+    double area;
+    double radius;
+  };
+  std::vector<WindingNode> winding_;
+
+  // Sign grid (watertight meshes only).
+  Eigen::Vector3d grid_origin_ = Eigen::Vector3d::Zero();
+  double grid_cell_ = 0;
+  Eigen::Vector3i grid_dims_ = Eigen::Vector3i::Zero();
+  std::vector<uint8_t> grid_;  // 0 outside, 1 inside, 2 surface
+};
+
+}  // namespace taxel::geometry
+
+#endif  // TAXEL_CORE_GEOMETRY_MESH_SIGNED_DISTANCE_H_

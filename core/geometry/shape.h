@@ -1,0 +1,67 @@
+// Collision shapes and the one dispatch point for their signed distance.
+#ifndef TAXEL_CORE_GEOMETRY_SHAPE_H_
+#define TAXEL_CORE_GEOMETRY_SHAPE_H_
+
+#include <limits>
+#include <memory>
+#include "absl/strings/string_view.h"
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+#include "core/geometry/aabb.h"
+#include "core/geometry/heightfield.h"
+#include "core/geometry/mesh_signed_distance.h"
+#include "core/geometry/signed_distance_result.h"
+
+namespace taxel::geometry {
+
+enum class ShapeKind { kSphere, kBox, kCapsule, kCylinder, kHalfSpace, kHeightfield, kMesh };
+
+absl::string_view ShapeKindName(ShapeKind kind);
+
+/// A shape in its own frame S. Value type; heavy data (meshes, heightfields) is shared.
+/// Construct with the factories, which validate their parameters.
+class Shape {
+ public:
+  /// Errors: INVALID_ARGUMENT naming `field` when a size is not finite and > 0.
+  static absl::StatusOr<Shape> Sphere(double radius, absl::string_view field = "shape");
+  static absl::StatusOr<Shape> Box(const Eigen::Vector3d& half_extents, absl::string_view field = "shape");
+  /// Axis +z; total length 2·half_length + 2·radius.
+  static absl::StatusOr<Shape> Capsule(double radius, double half_length, absl::string_view field = "shape");
+  /// Axis +z; total length 2·half_length.
+  static absl::StatusOr<Shape> Cylinder(double radius, double half_length, absl::string_view field = "shape");
+  /// Solid z ≤ 0 of S; boundary plane z = 0, outward normal +z.
+  static Shape HalfSpace();
+  static Shape FromHeightfield(std::shared_ptr<const Heightfield> heightfield);
+  static Shape FromMesh(std::shared_ptr<const MeshSignedDistance> mesh);
+
+  ShapeKind kind() const { return kind_; }
+  double radius() const { return radius_; }
+  double half_length() const { return half_length_; }
+  const Eigen::Vector3d& half_extents() const { return half_extents_; }
+  const std::shared_ptr<const Heightfield>& heightfield() const { return heightfield_; }
+  const std::shared_ptr<const MeshSignedDistance>& mesh() const { return mesh_; }
+
+  /// Bounds of the solid in S (infinite for half-spaces; lo.z = −∞ for heightfields).
+  const Aabb& local_bounds() const { return bounds_; }
+
+  /// Signed distance at p_SQ with the bounded semantics of SignedDistanceResult: exact whenever
+  /// finite; +inf means outside and farther than max_distance. Thread-safe, no allocation.
+  SignedDistanceResult SignedDistance(const Eigen::Vector3d& p_SQ,
+                                      double max_distance = std::numeric_limits<double>::infinity()) const;
+
+ private:
+  Shape() = default;
+  void ComputeBounds();
+
+  ShapeKind kind_ = ShapeKind::kSphere;
+  double radius_ = 0, half_length_ = 0;
+  Eigen::Vector3d half_extents_ = Eigen::Vector3d::Zero();
+  std::shared_ptr<const Heightfield> heightfield_;
+  std::shared_ptr<const MeshSignedDistance> mesh_;
+  Aabb bounds_;
+};
+
+}  // namespace taxel::geometry
+
+#endif  // TAXEL_CORE_GEOMETRY_SHAPE_H_
