@@ -33,6 +33,19 @@ absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
   return RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
 }
 
+bool TryPoseFromArray(const double* v, QuatOrder order, RigidTransform* out) {
+  if (order != QuatOrder::kXyzw && order != QuatOrder::kWxyz) return false;
+  for (int i = 0; i < 7; ++i) {
+    if (!std::isfinite(v[i])) return false;
+  }
+  Eigen::Quaterniond q = QuaternionFromArray(v + 3, order);
+  const double norm = q.norm();
+  if (!(norm >= kMinQuaternionNorm)) return false;
+  q.coeffs() /= norm;
+  *out = RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
+  return true;
+}
+
 void PoseToArray(const RigidTransform& X, QuatOrder order, double* out) {
   const Eigen::Quaterniond q(X.R);
   out[0] = X.p.x();

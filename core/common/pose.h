@@ -56,6 +56,10 @@ struct RigidTransform {
 absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
                                              absl::string_view field);
 
+/// Allocation-free fast path of PoseFromArray for hot loops: false when PoseFromArray would fail
+/// (call it then for the message).
+bool TryPoseFromArray(const double* v, QuatOrder order, RigidTransform* out);
+
 /// Quaternion (unit, Eigen's w,x,y,z storage) from 4 numbers in the given order; no validation.
 Eigen::Quaterniond QuaternionFromArray(const double* q, QuatOrder order);
 

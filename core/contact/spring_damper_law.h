@@ -1,0 +1,37 @@
+// The spring–damper contact law of the KinematicTaxel (DESIGN §4).
+#ifndef TAXEL_CORE_CONTACT_SPRING_DAMPER_LAW_H_
+#define TAXEL_CORE_CONTACT_SPRING_DAMPER_LAW_H_
+
+#include <cmath>
+
+#include "Eigen/Core"
+#include "absl/status/status.h"
+
+namespace taxel::contact {
+
+/// Parameters (SI): F = k_n·s·n + c_n·s·v_n·n − k_t·v_t with s = δ^p.
+struct SpringDamperParams {
+  double normal_stiffness = 1000.0;  ///< k_n, N/m^p
+  double normal_damping = 1.0;       ///< c_n, N·s/m^(p+1)
+  double exponent = 1.0;             ///< p (1 linear, 1.5 Hertz)
+  double shear_damping = 1.0;        ///< k_t, N·s/m (tangential, viscous)
+  double twist_damping = 1.0;        ///< k_tw, N·m·s/rad (torsion about the normal)
+};
+
+/// INVALID_ARGUMENT naming `field` when a parameter is negative or non-finite, or p ≤ 0.
+absl::Status ValidateSpringDamperParams(const SpringDamperParams& params, const char* field);
+
+/// Force on the sensor (any frame, same frame as n and v) from a contact with penetration
+/// `depth` > 0 (m), unit normal n pointing out of the partner into the sensor, and velocity v of
+/// the partner relative to the sensor at the contact point (m/s; v·n > 0 when approaching).
+inline Eigen::Vector3d SpringDamperForce(const SpringDamperParams& k, double depth, const Eigen::Vector3d& n,
+                                         const Eigen::Vector3d& v) {
+  const double s = k.exponent == 1.0 ? depth : std::pow(depth, k.exponent);
+  const double v_n = v.dot(n);
+  const Eigen::Vector3d v_t = v - v_n * n;
+  return (k.normal_stiffness * s + k.normal_damping * s * v_n) * n - k.shear_damping * v_t;
+}
+
+}  // namespace taxel::contact
+
+#endif  // TAXEL_CORE_CONTACT_SPRING_DAMPER_LAW_H_

@@ -1,0 +1,82 @@
+#include "core/geometry/mesh_store.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace taxel::geometry {
+
+absl::StatusOr<MeshStore::AddResult> MeshStore::Add(std::vector<Eigen::Vector3d> vertices,
+                                                    std::vector<Triangle> triangles, absl::string_view field) {
+  const std::string id = TriangleMesh::ContentId(vertices, triangles);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = meshes_.find(id);
+    if (it != meshes_.end()) return AddResult{id, false, it->second};
+  }
+  auto mesh = TriangleMesh::Create(std::move(vertices), std::move(triangles), field);
+  if (!mesh.ok()) return mesh.status();
+  auto sdf = MeshSignedDistance::Build(*std::move(mesh));  // outside the lock: may take a while
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = meshes_.emplace(id, std::move(sdf));
+  return AddResult{id, inserted, it->second};
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const std::string& id,
+                                                                       const Eigen::Vector3d& scale) const {
+  std::shared_ptr<const MeshSignedDistance> base;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = meshes_.find(id);
+    if (it == meshes_.end()) return absl::NotFoundError(absl::StrCat("mesh '", id, "' has not been uploaded"));
+    base = it->second;
+  }
+  if (!scale.allFinite() || (scale.array() == 0).any()) {
+    return absl::InvalidArgumentError("mesh_scale: expected finite, non-zero components");
+  }
+  if (scale == Eigen::Vector3d::Ones()) return base;
+  const auto key = std::make_tuple(id, scale.x(), scale.y(), scale.z());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = scaled_.find(key);
+    if (it != scaled_.end()) return it->second;
+  }
+  std::vector<Eigen::Vector3d> vertices = base->mesh().vertices();
+  for (auto& v : vertices) v = v.cwiseProduct(scale);
+  std::vector<Triangle> triangles = base->mesh().triangles();
+  // Scaling may make triangles degenerate in float terms only if a component is ~0; refused above.
+  auto mesh = TriangleMesh::Create(std::move(vertices), std::move(triangles), "mesh_scale");
+  if (!mesh.ok()) return mesh.status();
+  auto sdf = MeshSignedDistance::Build(*std::move(mesh));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = scaled_.emplace(key, std::move(sdf));
+  return it->second;
+}
+
+bool MeshStore::Contains(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return meshes_.count(id) > 0;
+}
+
+bool MeshStore::Remove(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = scaled_.begin(); it != scaled_.end();) {
+    it = std::get<0>(it->first) == id ? scaled_.erase(it) : std::next(it);
+  }
+  return meshes_.erase(id) > 0;
+}
+
+int MeshStore::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(meshes_.size());
+}
+
+size_t MeshStore::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t total = 0;
+  for (const auto& [id, m] : meshes_) total += m->memory_bytes() + m->mesh().memory_bytes();
+  for (const auto& [key, m] : scaled_) total += m->memory_bytes() + m->mesh().memory_bytes();
+  return total;
+}
+
+}  // namespace taxel::geometry

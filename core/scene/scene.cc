@@ -1,0 +1,249 @@
+#include "core/scene/scene.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+
+namespace taxel::scene {
+namespace {
+
+constexpr int kProbesPerTask = 1024;
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, const geometry::MeshStore& meshes) {
+  TAXEL_ASSIGN_OR_RETURN(auto model, SceneModel::Build(spec, meshes));
+  std::unique_ptr<Scene> scene(new Scene());
+  scene->model_ = std::move(model);
+  const SceneModel& m = *scene->model_;
+  scene->kinematics_.resize(static_cast<size_t>(m.num_envs()) * m.num_moving_links());
+  scene->static_kinematics_.resize(m.num_links());
+  for (int l = 0; l < m.num_links(); ++l) scene->static_kinematics_[l].X_WL = m.links()[l].X_WL;
+  scene->has_pose_.assign(m.num_envs(), 0);
+  scene->reset_count_.assign(m.num_envs(), 0);
+  for (size_t s = 0; s < spec.sensors.size(); ++s) {
+    TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]")).status());
+  }
+  return scene;
+}
+
+absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl::string_view field) {
+  if (spec.name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".name: expected a non-empty name"));
+  }
+  if (FindSensor(spec.name) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat(field, ".name: a sensor named '", spec.name, "' already exists"));
+  }
+  TAXEL_ASSIGN_OR_RETURN(LinkIndex link, model_->FindLink(spec.link, absl::StrCat(field, ".link")));
+  std::vector<LinkIndex> ignored;
+  for (size_t i = 0; i < spec.filter_links.size(); ++i) {
+    TAXEL_ASSIGN_OR_RETURN(LinkIndex l,
+                           model_->FindLink(spec.filter_links[i], absl::StrCat(field, ".filter_links[", i, "]")));
+    ignored.push_back(l);
+  }
+  const SensorId id(next_sensor_id_);
+  TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
+                                                              model_->num_envs(), field));
+  ++next_sensor_id_;
+  sensors_.emplace(id.value(), std::move(sensor));
+  return id;
+}
+
+absl::Status Scene::RemoveSensor(SensorId id) {
+  if (sensors_.erase(id.value()) == 0) {
+    return absl::NotFoundError(absl::StrCat("sensor_id: no sensor with id ", id.value()));
+  }
+  return absl::OkStatus();
+}
+
+const sensors::Sensor* Scene::FindSensor(SensorId id) const {
+  auto it = sensors_.find(id.value());
+  return it == sensors_.end() ? nullptr : it->second.get();
+}
+
+const sensors::Sensor* Scene::FindSensor(absl::string_view name) const {
+  for (const auto& [id, s] : sensors_) {
+    if (s->spec().name == name) return s.get();
+  }
+  return nullptr;
+}
+
+std::vector<const sensors::Sensor*> Scene::sensors() const {
+  std::vector<const sensors::Sensor*> out;
+  for (const auto& [id, s] : sensors_) out.push_back(s.get());
+  return out;
+}
+
+int Scene::num_probes() const {
+  int n = 0;
+  for (const auto& [id, s] : sensors_) n += s->num_probes();
+  return n;
+}
+
+absl::StatusOr<std::vector<int32_t>> Scene::ResolveEnvIds(absl::Span<const int32_t> env_ids,
+                                                          absl::string_view field) const {
+  const int num_envs = model_->num_envs();
+  std::vector<int32_t> envs;
+  if (env_ids.empty()) {
+    envs.resize(num_envs);
+    for (int e = 0; e < num_envs; ++e) envs[e] = e;
+    return envs;
+  }
+  std::vector<uint8_t> seen(num_envs, 0);
+  for (size_t i = 0; i < env_ids.size(); ++i) {
+    const int32_t e = env_ids[i];
+    if (e < 0 || e >= num_envs) {
+      return absl::OutOfRangeError(
+          absl::StrCat(field, "[", i, "]: env id ", e, " out of range [0, ", num_envs, ")"));
+    }
+    if (seen[e]) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: env id ", e, " appears more than once"));
+    }
+    seen[e] = 1;
+  }
+  envs.assign(env_ids.begin(), env_ids.end());
+  return envs;
+}
+
+absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const SceneModel& m = *model_;
+  const int L = m.num_moving_links();
+
+  // --- Validate everything before touching any state. ---
+  TAXEL_ASSIGN_OR_RETURN(const std::vector<int32_t> envs, ResolveEnvIds(in.env_ids));
+  const size_t n = envs.size();
+  if (!(in.dt > 0) || !std::isfinite(in.dt)) {
+    return absl::InvalidArgumentError(absl::StrCat("dt: expected a finite value > 0, got ", in.dt));
+  }
+  if (in.quat_order != QuatOrder::kXyzw && in.quat_order != QuatOrder::kWxyz) {
+    return absl::InvalidArgumentError("quat_order: expected XYZW or WXYZ, got UNSPECIFIED");
+  }
+  if (in.poses.size() != n * L * 7) {
+    return absl::InvalidArgumentError(absl::StrCat("poses: expected shape [", n, ", ", L, ", 7] (", n * L * 7,
+                                                   " values), got ", in.poses.size(), " values"));
+  }
+  if (!in.twists.empty() && in.twists.size() != n * L * 6) {
+    return absl::InvalidArgumentError(absl::StrCat("twists: expected shape [", n, ", ", L, ", 6] (", n * L * 6,
+                                                   " values), got ", in.twists.size(), " values"));
+  }
+  decoded_.resize(n * L);
+  for (size_t i = 0; i < n; ++i) {
+    for (int l = 0; l < L; ++l) {
+      const double* v = &in.poses[(i * L + l) * 7];
+      if (!TryPoseFromArray(v, in.quat_order, &decoded_[i * L + l])) {
+        return PoseFromArray(v, in.quat_order, absl::StrCat("poses[", i, "][", l, "]")).status();
+      }
+    }
+  }
+  for (size_t k = 0; k < in.twists.size(); ++k) {
+    if (!std::isfinite(in.twists[k])) {
+      return absl::InvalidArgumentError(absl::StrCat("twists[", k / (6 * L), "][", (k / 6) % L, "][", k % 6,
+                                                     "]: expected a finite number, got ", in.twists[k]));
+    }
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+
+  // --- Commit poses and velocities. ---
+  for (size_t i = 0; i < n; ++i) {
+    const int e = envs[i];
+    for (int l = 0; l < L; ++l) {
+      sensors::LinkKinematics& k = kinematics_[static_cast<size_t>(e) * L + l];
+      const RigidTransform& X = decoded_[i * L + l];
+      if (!in.twists.empty()) {
+        const double* t = &in.twists[(i * L + l) * 6];
+        k.v_W = Eigen::Vector3d(t[0], t[1], t[2]);
+        k.w_W = Eigen::Vector3d(t[3], t[4], t[5]);
+      } else if (has_pose_[e]) {
+        k.v_W = (X.p - k.X_WL.p) / in.dt;
+        k.w_W = AngularVelocityFromRotations(k.X_WL.R, X.R, in.dt);
+      } else {
+        k.v_W.setZero();
+        k.w_W.setZero();
+      }
+      k.X_WL = X;
+    }
+    has_pose_[e] = 1;
+  }
+  ++step_count_;
+
+  // --- Evaluate: tasks of (env, sensor, probe range). ---
+  struct Task {
+    int env;
+    sensors::Sensor* sensor;
+    int begin, end;
+  };
+  std::vector<Task> tasks;
+  std::array<int64_t, 5> evaluations{};
+  for (int e : envs) {
+    for (auto& [id, s] : sensors_) {
+      const int np = s->num_probes();
+      for (int b = 0; b < np; b += kProbesPerTask) tasks.push_back({e, s.get(), b, std::min(np, b + kProbesPerTask)});
+    }
+  }
+  for (auto& [id, s] : sensors_) evaluations[static_cast<int>(s->kind())] += int64_t{s->layout().num_active()} * n;
+  worker_candidates_.resize(std::max(1, executor.num_workers()));
+  executor.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
+    const Task& task = tasks[t];
+    std::vector<sensors::ProbeCandidate>& candidates = worker_candidates_[worker];
+    GatherCandidates(*task.sensor, task.env, &candidates);
+    sensors::EvaluateProbeRange(*task.sensor, task.env, task.begin, task.end,
+                                kinematics(task.env, task.sensor->link()), candidates);
+  });
+  if (stats != nullptr) {
+    stats->step = step_count_;
+    stats->validate_seconds = std::chrono::duration<double>(t1 - t0).count();
+    stats->evaluate_seconds = SecondsSince(t1);
+    stats->probe_evaluations = evaluations;
+  }
+  return absl::OkStatus();
+}
+
+void Scene::GatherCandidates(const sensors::Sensor& sensor, int env,
+                             std::vector<sensors::ProbeCandidate>* out) const {
+  out->clear();
+  const SceneModel& m = *model_;
+  const geometry::Aabb sensor_W = sensor.layout().local_bounds().Transformed(kinematics(env, sensor.link()).X_WL);
+  for (int li = 0; li < m.num_links(); ++li) {
+    const LinkIndex l(li);
+    if (sensor.ignores(l)) continue;
+    const int asset = m.AssetIn(l, env);
+    if (asset < 0) continue;  // empty object slot
+    const LinkModel& link = m.link(l);
+    const sensors::LinkKinematics& k = kinematics(env, l);
+    if (!link.asset_bounds_L[asset].Transformed(k.X_WL).Overlaps(sensor_W)) continue;
+    for (const ShapeInstance& si : link.assets[asset]) {
+      const RigidTransform X_WS = k.X_WL * si.X_LS;
+      const geometry::Aabb bounds_W = si.shape.local_bounds().Transformed(X_WS);
+      if (!bounds_W.Overlaps(sensor_W)) continue;
+      out->push_back({&si.shape, X_WS.Inverse(), X_WS.R, bounds_W, l, &k});
+    }
+  }
+}
+
+absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
+  TAXEL_ASSIGN_OR_RETURN(const std::vector<int32_t> envs, ResolveEnvIds(env_ids));
+  for (int e : envs) {
+    has_pose_[e] = 0;
+    ++reset_count_[e];
+    for (auto& [id, s] : sensors_) s->ResetEnv(e);
+  }
+  return absl::OkStatus();
+}
+
+size_t Scene::memory_bytes() const {
+  size_t total = sizeof(*this) + model_->memory_bytes() +
+                 (kinematics_.capacity() + static_kinematics_.capacity()) * sizeof(sensors::LinkKinematics) +
+                 has_pose_.capacity() + reset_count_.capacity() * sizeof(uint32_t) +
+                 decoded_.capacity() * sizeof(RigidTransform);
+  for (const auto& [id, s] : sensors_) total += s->memory_bytes();
+  return total;
+}
+
+}  // namespace taxel::scene

@@ -1,0 +1,114 @@
+// A scene at run time: the model, its sensors, per-env state, and the step that evaluates them.
+#ifndef TAXEL_CORE_SCENE_SCENE_H_
+#define TAXEL_CORE_SCENE_SCENE_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/common/executor.h"
+#include "core/common/ids.h"
+#include "core/common/pose.h"
+#include "core/geometry/mesh_store.h"
+#include "core/scene/scene_model.h"
+#include "core/scene/scene_spec.h"
+#include "core/sensors/probe_kernels.h"
+#include "core/sensors/sensor.h"
+
+namespace taxel::scene {
+
+/// One simulation step as the client sends it.
+struct StepInput {
+  /// Envs this step updates, in the order of the poses' first axis; empty means all envs in order.
+  absl::Span<const int32_t> env_ids;
+  /// Poses of the moving links, [n_envs_in_step, num_moving_links, 7]: position (m, world) then
+  /// quaternion in `quat_order`.
+  absl::Span<const double> poses;
+  QuatOrder quat_order = QuatOrder::kUnspecified;
+  /// Optional twists, [n_envs_in_step, num_moving_links, 6]: linear velocity of the link origin
+  /// then angular velocity (m/s, rad/s, world axes). Empty: finite differences of the poses over
+  /// dt (zero on an env's first step and after its reset).
+  absl::Span<const double> twists;
+  /// Step duration (s), finite and > 0.
+  double dt = 0;
+};
+
+/// What a step cost and did.
+struct StepStats {
+  int64_t step = 0;               ///< scene step number after this step (1 for the first)
+  double validate_seconds = 0;    ///< decoding and validating the input
+  double evaluate_seconds = 0;    ///< state update, broad phase and sensor kernels
+  /// Active probes evaluated, per sensors::SensorKind.
+  std::array<int64_t, 5> probe_evaluations{};
+};
+
+/// Not thread-safe: callers serialise Step/Reset/AddSensor/RemoveSensor on one scene (the server
+/// does, per scene). Different scenes are independent.
+class Scene {
+ public:
+  /// Builds the model (SceneModel::Build) and adds spec.sensors in order ("sensors[i]" in errors).
+  static absl::StatusOr<std::unique_ptr<Scene>> Create(const SceneSpec& spec, const geometry::MeshStore& meshes);
+
+  const SceneModel& model() const { return *model_; }
+  int num_envs() const { return model_->num_envs(); }
+
+  /// Validates and adds a sensor; ids are never reused. Errors: INVALID_ARGUMENT (spec, with the
+  /// option named), ALREADY_EXISTS (name taken), NOT_FOUND (link or filter link unknown).
+  absl::StatusOr<SensorId> AddSensor(const sensors::SensorSpec& spec, absl::string_view field = "sensor");
+  /// NOT_FOUND when no such sensor.
+  absl::Status RemoveSensor(SensorId id);
+  const sensors::Sensor* FindSensor(SensorId id) const;
+  const sensors::Sensor* FindSensor(absl::string_view name) const;
+  /// Sensors in id order.
+  std::vector<const sensors::Sensor*> sensors() const;
+  int num_probes() const;
+
+  /// Validates `input` completely, then (only if valid) updates the stepped envs' poses and
+  /// velocities and evaluates every sensor for them on `executor`. A failed step changes nothing.
+  /// Errors: INVALID_ARGUMENT (sizes, non-finite numbers, quaternion order or norm, dt, repeated
+  /// env id) and OUT_OF_RANGE (env id), each naming the field and index.
+  absl::Status Step(const StepInput& input, Executor& executor, StepStats* stats = nullptr);
+
+  /// Clears the per-env state of `env_ids` (all envs if empty): sensor outputs read 0, triggers
+  /// off, velocity history dropped. Errors as for env_ids in Step; on error nothing is reset.
+  absl::Status Reset(absl::Span<const int32_t> env_ids);
+
+  /// Validates a list of env ids against num_envs (OUT_OF_RANGE / INVALID_ARGUMENT for repeats)
+  /// and returns it, or 0..num_envs−1 when empty.
+  absl::StatusOr<std::vector<int32_t>> ResolveEnvIds(absl::Span<const int32_t> env_ids,
+                                                      absl::string_view field = "env_ids") const;
+
+  /// Kinematics of link l in env e as of the last step (identity/zero before the first).
+  const sensors::LinkKinematics& kinematics(int env, LinkIndex l) const {
+    const int m = model_->link(l).moving_index;
+    return m < 0 ? static_kinematics_[l.value()] : kinematics_[static_cast<size_t>(env) * model_->num_moving_links() + m];
+  }
+  int64_t step_count() const { return step_count_; }
+  uint32_t reset_count(int env) const { return reset_count_[env]; }
+  size_t memory_bytes() const;
+
+ private:
+  Scene() = default;
+  void GatherCandidates(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const;
+
+  std::shared_ptr<const SceneModel> model_;
+  std::map<int32_t, std::unique_ptr<sensors::Sensor>> sensors_;
+  int32_t next_sensor_id_ = 0;
+  std::vector<sensors::LinkKinematics> kinematics_;         // [env][moving link]
+  std::vector<sensors::LinkKinematics> static_kinematics_;  // [link] (terrain/static links)
+  std::vector<uint8_t> has_pose_;                           // [env]: a pose arrived since reset
+  std::vector<uint32_t> reset_count_;                       // [env]
+  int64_t step_count_ = 0;
+  // Scratch reused across steps (not state).
+  std::vector<RigidTransform> decoded_;
+  std::vector<std::vector<sensors::ProbeCandidate>> worker_candidates_;
+};
+
+}  // namespace taxel::scene
+
+#endif  // TAXEL_CORE_SCENE_SCENE_H_

@@ -1,0 +1,217 @@
+#include "core/scene/scene_model.h"
+
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+
+namespace taxel::scene {
+namespace {
+
+absl::Status InvalidArgument(absl::string_view field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::MeshStore& meshes,
+                                         const std::string& field) {
+  using geometry::Shape;
+  using geometry::ShapeKind;
+  if (!spec.X_LS.p.allFinite() || !spec.X_LS.R.allFinite()) {
+    return InvalidArgument(field + ".pose", "expected finite numbers");
+  }
+  ShapeInstance instance{Shape::HalfSpace(), spec.X_LS, {}};
+  switch (spec.kind) {
+    case ShapeKind::kSphere: {
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Sphere(spec.radius, field));
+      break;
+    }
+    case ShapeKind::kBox: {
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Box(spec.half_extents, field));
+      break;
+    }
+    case ShapeKind::kCapsule: {
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Capsule(spec.radius, spec.half_length, field));
+      break;
+    }
+    case ShapeKind::kCylinder: {
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Cylinder(spec.radius, spec.half_length, field));
+      break;
+    }
+    case ShapeKind::kHalfSpace:
+      break;
+    case ShapeKind::kHeightfield: {
+      TAXEL_ASSIGN_OR_RETURN(auto hf, geometry::Heightfield::Create(spec.hf_rows, spec.hf_cols, spec.hf_dx,
+                                                                    spec.hf_dy, spec.hf_heights,
+                                                                    field + ".heightfield"));
+      instance.shape = Shape::FromHeightfield(std::move(hf));
+      break;
+    }
+    case ShapeKind::kMesh: {
+      if (spec.mesh_id.empty()) return InvalidArgument(field + ".mesh_id", "expected the id of an uploaded mesh");
+      if (!spec.mesh_scale.allFinite() || (spec.mesh_scale.array() == 0).any()) {
+        return InvalidArgument(field + ".mesh_scale", "expected finite, non-zero components");
+      }
+      auto mesh = meshes.Get(spec.mesh_id, spec.mesh_scale);
+      if (!mesh.ok()) {
+        return absl::Status(mesh.status().code(), absl::StrCat(field, ".mesh_id: ", mesh.status().message()));
+      }
+      instance.shape = Shape::FromMesh(*std::move(mesh));
+      break;
+    }
+  }
+  instance.bounds_L = instance.shape.local_bounds().Transformed(instance.X_LS);
+  return instance;
+}
+
+absl::StatusOr<std::vector<ShapeInstance>> BuildShapes(const std::vector<ShapeSpec>& specs,
+                                                       const geometry::MeshStore& meshes,
+                                                       const std::string& field) {
+  std::vector<ShapeInstance> shapes;
+  shapes.reserve(specs.size());
+  for (size_t s = 0; s < specs.size(); ++s) {
+    TAXEL_ASSIGN_OR_RETURN(auto shape, BuildShape(specs[s], meshes, absl::StrCat(field, "[", s, "]")));
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+geometry::Aabb BoundsOf(const std::vector<ShapeInstance>& shapes) {
+  geometry::Aabb b;
+  for (const auto& s : shapes) b.Extend(s.bounds_L);
+  return b;
+}
+
+}  // namespace
+
+absl::string_view EntityKindName(EntityKind kind) {
+  switch (kind) {
+    case EntityKind::kRobot: return "robot";
+    case EntityKind::kObject: return "object";
+    case EntityKind::kProjectile: return "projectile";
+    case EntityKind::kTerrain: return "terrain";
+    case EntityKind::kStatic: return "static";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneSpec& spec,
+                                                                   const geometry::MeshStore& meshes) {
+  if (spec.num_envs < 1) {
+    return InvalidArgument("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
+  }
+  std::shared_ptr<SceneModel> model(new SceneModel());
+  model->name_ = spec.name;
+  model->num_envs_ = spec.num_envs;
+  model->seed_ = spec.seed;
+  std::set<std::string> entity_names;
+  for (size_t ei = 0; ei < spec.entities.size(); ++ei) {
+    const EntitySpec& es = spec.entities[ei];
+    const std::string efield = absl::StrCat("entities[", ei, "]");
+    if (es.name.empty() || es.name.find('/') != std::string::npos) {
+      return InvalidArgument(efield + ".name", "expected a non-empty name without '/'");
+    }
+    if (!entity_names.insert(es.name).second) {
+      return InvalidArgument(efield + ".name", absl::StrCat("duplicate entity name '", es.name, "'"));
+    }
+    if (es.links.empty()) return InvalidArgument(efield + ".links", "expected at least one link");
+    const bool is_object = es.kind == EntityKind::kObject;
+    if (!is_object && (!es.assets.empty() || !es.env_assets.empty())) {
+      return InvalidArgument(efield + ".assets", "per-env assets are only allowed on OBJECT entities");
+    }
+    EntityModel em;
+    em.name = es.name;
+    em.kind = es.kind;
+    em.asset_names.push_back("default");
+    for (const auto& a : es.assets) em.asset_names.push_back(a.name);
+    const int num_assets = static_cast<int>(em.asset_names.size());
+    if (es.env_assets.empty()) {
+      em.env_assets.assign(spec.num_envs, 0);
+    } else {
+      if (static_cast<int>(es.env_assets.size()) != spec.num_envs) {
+        return InvalidArgument(efield + ".env_assets", absl::StrCat("expected ", spec.num_envs,
+                                                                    " values (one per env), got ",
+                                                                    es.env_assets.size()));
+      }
+      for (size_t e = 0; e < es.env_assets.size(); ++e) {
+        if (es.env_assets[e] < -1 || es.env_assets[e] >= num_assets) {
+          return InvalidArgument(absl::StrCat(efield, ".env_assets[", e, "]"),
+                                 absl::StrCat("expected -1 (empty) or an asset index in [0, ", num_assets,
+                                              "), got ", es.env_assets[e]));
+        }
+      }
+      em.env_assets = es.env_assets;
+    }
+    for (size_t ai = 0; ai < es.assets.size(); ++ai) {
+      if (es.assets[ai].link_shapes.size() != es.links.size()) {
+        return InvalidArgument(absl::StrCat(efield, ".assets[", ai, "].link_shapes"),
+                               absl::StrCat("expected one shape list per link (", es.links.size(), "), got ",
+                                            es.assets[ai].link_shapes.size()));
+      }
+    }
+    std::set<std::string> link_names;
+    for (size_t li = 0; li < es.links.size(); ++li) {
+      const LinkSpec& ls = es.links[li];
+      const std::string lfield = absl::StrCat(efield, ".links[", li, "]");
+      if (ls.name.empty() || ls.name.find('/') != std::string::npos) {
+        return InvalidArgument(lfield + ".name", "expected a non-empty name without '/'");
+      }
+      if (!link_names.insert(ls.name).second) {
+        return InvalidArgument(lfield + ".name", absl::StrCat("duplicate link name '", ls.name, "'"));
+      }
+      LinkModel lm;
+      lm.short_name = ls.name;
+      lm.name = absl::StrCat(es.name, "/", ls.name);
+      lm.entity = EntityIndex(static_cast<int32_t>(ei));
+      lm.kind = es.kind;
+      if (IsMoving(es.kind)) {
+        lm.moving_index = static_cast<int>(model->moving_links_.size());
+      } else {
+        if (!ls.X_WL.p.allFinite() || !ls.X_WL.R.allFinite()) {
+          return InvalidArgument(lfield + ".pose", "expected finite numbers");
+        }
+        lm.X_WL = ls.X_WL;
+      }
+      TAXEL_ASSIGN_OR_RETURN(auto shapes, BuildShapes(ls.shapes, meshes, lfield + ".shapes"));
+      lm.assets.push_back(std::move(shapes));
+      for (size_t ai = 0; ai < es.assets.size(); ++ai) {
+        TAXEL_ASSIGN_OR_RETURN(auto asset_shapes,
+                               BuildShapes(es.assets[ai].link_shapes[li], meshes,
+                                           absl::StrCat(efield, ".assets[", ai, "].link_shapes[", li, "]")));
+        lm.assets.push_back(std::move(asset_shapes));
+      }
+      for (const auto& a : lm.assets) lm.asset_bounds_L.push_back(BoundsOf(a));
+      const LinkIndex index(static_cast<int32_t>(model->links_.size()));
+      if (lm.moving_index >= 0) model->moving_links_.push_back(index);
+      model->by_qualified_name_[lm.name] = index;
+      model->by_short_name_[lm.short_name].push_back(index);
+      em.links.push_back(index);
+      model->links_.push_back(std::move(lm));
+    }
+    model->entities_.push_back(std::move(em));
+  }
+  return std::shared_ptr<const SceneModel>(std::move(model));
+}
+
+absl::StatusOr<LinkIndex> SceneModel::FindLink(absl::string_view name, absl::string_view field) const {
+  const std::string key(name);
+  if (auto it = by_qualified_name_.find(key); it != by_qualified_name_.end()) return it->second;
+  if (auto it = by_short_name_.find(key); it != by_short_name_.end()) {
+    if (it->second.size() == 1) return it->second[0];
+    return InvalidArgument(field, absl::StrCat("link name '", name, "' is ambiguous (", it->second.size(),
+                                               " entities have it); use 'entity/link'"));
+  }
+  return absl::NotFoundError(absl::StrCat(field, ": unknown link '", name, "'"));
+}
+
+size_t SceneModel::memory_bytes() const {
+  size_t total = sizeof(*this);
+  for (const auto& l : links_) {
+    for (const auto& a : l.assets) total += a.capacity() * sizeof(ShapeInstance);
+    total += l.name.capacity() + l.short_name.capacity();
+  }
+  for (const auto& e : entities_) total += e.env_assets.capacity() * sizeof(int32_t);
+  return total;
+}
+
+}  // namespace taxel::scene

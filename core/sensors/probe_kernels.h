@@ -1,0 +1,57 @@
+// The per-probe kernels of the SDF-query sensors (ContactProbe, ContactDepthProbe,
+// KinematicTaxel). They take a range [begin, end) of probes of one sensor in one env, the shapes
+// the broad phase found within reach, and write that range of the sensor's outputs. No
+// allocation, no virtual call per probe; a range never writes outside itself, so ranges can run
+// on any thread in any order with bit-identical results.
+#ifndef TAXEL_CORE_SENSORS_PROBE_KERNELS_H_
+#define TAXEL_CORE_SENSORS_PROBE_KERNELS_H_
+
+#include "Eigen/Core"
+#include "absl/types/span.h"
+#include "core/common/ids.h"
+#include "core/common/pose.h"
+#include "core/geometry/aabb.h"
+#include "core/geometry/shape.h"
+#include "core/sensors/sensor.h"
+
+namespace taxel::sensors {
+
+/// Kinematic state of a rigid link in world: pose, linear velocity of its origin and angular
+/// velocity (m/s, rad/s, world axes).
+struct LinkKinematics {
+  RigidTransform X_WL;
+  Eigen::Vector3d v_W = Eigen::Vector3d::Zero();
+  Eigen::Vector3d w_W = Eigen::Vector3d::Zero();
+
+  /// Velocity of the material point of this link at p_WQ.
+  Eigen::Vector3d PointVelocity(const Eigen::Vector3d& p_WQ) const { return v_W + w_W.cross(p_WQ - X_WL.p); }
+};
+
+/// One shape a probe may touch, prepared by the broad phase for one (env, sensor).
+struct ProbeCandidate {
+  const geometry::Shape* shape = nullptr;
+  RigidTransform X_SW;      ///< world → shape frame
+  Eigen::Matrix3d R_WS;     ///< shape → world rotation (for normals)
+  geometry::Aabb bounds_W;  ///< the shape's bounds in world (infinite allowed)
+  LinkIndex link;           ///< the partner link
+  const LinkKinematics* partner = nullptr;
+};
+
+/// The deepest contact of one probe: depth = max(0, max_g (R − sd_g(o))). Ties keep the first
+/// candidate in canonical order.
+struct ProbeContact {
+  double depth = 0;                                  ///< m; 0 means no contact
+  Eigen::Vector3d normal_W = Eigen::Vector3d::Zero();  ///< out of the partner, unit
+  int candidate = -1;                                ///< index into the candidate list, −1 none
+};
+
+/// Finds the deepest contact of a sphere of radius R at o_W over `candidates`.
+ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double radius, absl::Span<const ProbeCandidate> candidates);
+
+/// Evaluates probes [begin, end) of `sensor` in env `env`, ground-truth branch.
+void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, const LinkKinematics& sensor_link,
+                        absl::Span<const ProbeCandidate> candidates);
+
+}  // namespace taxel::sensors
+
+#endif  // TAXEL_CORE_SENSORS_PROBE_KERNELS_H_

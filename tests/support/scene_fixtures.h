@@ -1,0 +1,79 @@
+// Scene-spec builders shared by the scene, sensor and server tests.
+#ifndef TAXEL_TESTS_SUPPORT_SCENE_FIXTURES_H_
+#define TAXEL_TESTS_SUPPORT_SCENE_FIXTURES_H_
+
+#include <string>
+#include <vector>
+
+#include "Eigen/Core"
+#include "core/scene/scene_spec.h"
+
+namespace taxel::testing {
+
+inline scene::ShapeSpec SphereShape(double radius, const Eigen::Vector3d& p_LS = Eigen::Vector3d::Zero()) {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kSphere;
+  s.radius = radius;
+  s.X_LS.p = p_LS;
+  return s;
+}
+
+inline scene::ShapeSpec BoxShape(const Eigen::Vector3d& half_extents,
+                                 const Eigen::Vector3d& p_LS = Eigen::Vector3d::Zero()) {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kBox;
+  s.half_extents = half_extents;
+  s.X_LS.p = p_LS;
+  return s;
+}
+
+inline scene::ShapeSpec MeshShape(const std::string& id) {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kMesh;
+  s.mesh_id = id;
+  return s;
+}
+
+inline scene::ShapeSpec HalfSpaceShape() {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kHalfSpace;
+  return s;
+}
+
+inline scene::EntitySpec Entity(const std::string& name, scene::EntityKind kind,
+                                std::vector<scene::LinkSpec> links) {
+  scene::EntitySpec e;
+  e.name = name;
+  e.kind = kind;
+  e.links = std::move(links);
+  return e;
+}
+
+inline scene::LinkSpec Link(const std::string& name, std::vector<scene::ShapeSpec> shapes) {
+  scene::LinkSpec l;
+  l.name = name;
+  l.shapes = std::move(shapes);
+  return l;
+}
+
+/// A row-major rows × cols grid in the plane z = z0 of the link, centred, with spacing `pitch`.
+inline std::vector<Eigen::Vector3d> PlanarGrid(int rows, int cols, double pitch, double z0) {
+  std::vector<Eigen::Vector3d> p;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      p.emplace_back((j - 0.5 * (cols - 1)) * pitch, (i - 0.5 * (rows - 1)) * pitch, z0);
+    }
+  }
+  return p;
+}
+
+/// Identity poses (xyzw) with the given positions, one per moving link, for one env.
+inline std::vector<double> PosesXyzw(const std::vector<Eigen::Vector3d>& positions) {
+  std::vector<double> out;
+  for (const auto& p : positions) out.insert(out.end(), {p.x(), p.y(), p.z(), 0, 0, 0, 1});
+  return out;
+}
+
+}  // namespace taxel::testing
+
+#endif  // TAXEL_TESTS_SUPPORT_SCENE_FIXTURES_H_
