@@ -36,8 +36,9 @@ class InlineExecutor final : public Executor {
 };
 
 /// A fixed pool of `num_threads` workers; the calling thread takes part as worker 0, so
-/// ThreadPool(1) spawns no thread. Tasks are handed out dynamically (an atomic counter).
-/// ParallelFor calls from different threads are serialised.
+/// ThreadPool(1) spawns no thread. Tasks are handed out dynamically (an atomic counter per call).
+/// ParallelFor may be called from several threads at once (e.g. two scenes stepping in parallel):
+/// the calls share the pool's threads, and within one call the worker ids are distinct.
 class ThreadPool final : public Executor {
  public:
   explicit ThreadPool(int num_threads);
@@ -49,21 +50,22 @@ class ThreadPool final : public Executor {
   void ParallelFor(int64_t n_tasks, const std::function<void(int64_t, int)>& fn) override;
 
  private:
+  struct Job {
+    const std::function<void(int64_t, int)>* fn = nullptr;
+    int64_t n_tasks = 0;
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> done{0};
+    int helpers = 0;  // pool threads inside RunJob for this job (guarded by mu_)
+  };
   void WorkerLoop(int worker);
-  void RunTasks(int worker);
+  void RunJob(Job& job, int worker);
 
   const int num_threads_;
   std::vector<std::thread> threads_;
-  std::mutex call_mu_;  // serialises ParallelFor calls
-
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  uint64_t generation_ = 0;
+  std::vector<Job*> jobs_;  // calls with tasks left to hand out
   bool stop_ = false;
-  int active_ = 0;
-  const std::function<void(int64_t, int)>* fn_ = nullptr;
-  int64_t n_tasks_ = 0;
-  std::atomic<int64_t> next_{0};
 };
 
 }  // namespace taxel

@@ -71,18 +71,18 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   std::unique_ptr<Sensor> sensor(new Sensor());
   if (spec.kind == SensorKind::kContactProbe) {
     if (!std::isfinite(spec.contact_threshold)) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".contact_threshold: expected a finite number"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".contact_probe.contact_threshold: expected a finite number"));
     }
     const double release = spec.release_threshold.value_or(spec.contact_threshold);
     if (!std::isfinite(release) || release > spec.contact_threshold) {
       return absl::InvalidArgumentError(absl::StrCat(
-          field, ".release_threshold: expected a finite value <= contact_threshold (", spec.contact_threshold,
+          field, ".contact_probe.release_threshold: expected a finite value <= contact_threshold (", spec.contact_threshold,
           "), got ", release));
     }
     sensor->release_threshold_ = release;
   }
   if (spec.kind == SensorKind::kKinematicTaxel) {
-    const std::string f = absl::StrCat(field, ".spring_damper");
+    const std::string f = absl::StrCat(field, ".kinematic_taxel");
     TAXEL_RETURN_IF_ERROR(contact::ValidateSpringDamperParams(spec.spring_damper, f.c_str()));
   }
   sensor->id_ = id;

@@ -1,0 +1,26 @@
+# Taxel — developer entry points. See README.md.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test bench clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+configure:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+bench: build
+	$(BUILD_DIR)/bench/taxel-bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Taxel needs to build, test and benchmark.
+# Idempotent: quiet and fast when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config git
+  # core
+  libeigen3-dev libabsl-dev libnanoflann-dev
+  # service
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
+  golang-github-gogo-googleapis-dev prometheus-cpp-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev libembree-dev
+  # python client (Debian packages; no PyPI)
+  python3 python3-grpcio python3-protobuf python3-numpy python3-pytest python3-venv python3-pip
+  # real simulators for the examples
+  libmujoco-dev libbullet-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,113 @@
+// All conversion between the wire (taxel.v1 protos) and the core types. Validation of wire-level
+// structure (dtypes, shapes, byte lengths, enums) happens here; semantic validation stays in core.
+// Error messages name the field path relative to the request message being decoded.
+#ifndef TAXEL_SERVER_CODEC_H_
+#define TAXEL_SERVER_CODEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/common/pose.h"
+#include "core/scene/scene.h"
+#include "core/scene/scene_spec.h"
+#include "core/sensors/sensor.h"
+#include "taxel/v1/service.pb.h"
+
+namespace taxel::server {
+
+// ------------------------------------------------------------------------------------------
+// Tensors
+
+/// A validated view of a wire tensor (no copy).
+struct TensorView {
+  v1::DType dtype = v1::DTYPE_UNSPECIFIED;
+  std::vector<int64_t> shape;
+  int64_t num_elements = 1;
+  absl::string_view bytes;
+};
+
+/// Bytes per element of a dtype (0 for UNSPECIFIED).
+size_t DTypeSize(v1::DType dtype);
+/// "[1024, 6, 7]".
+std::string ShapeString(absl::Span<const int64_t> shape);
+
+/// Checks dtype, shape (non-negative, no overflow) and that the data holds exactly
+/// prod(shape)·itemsize bytes. Errors: INVALID_ARGUMENT naming `field`.
+absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_view field);
+
+/// A real array (FLOAT32 or FLOAT64) as doubles. For an aligned FLOAT64 tensor the returned span
+/// points into the tensor's bytes (zero copy) and `storage` is untouched; otherwise the values
+/// are converted into `storage`.
+absl::StatusOr<absl::Span<const double>> RealValues(const TensorView& view, absl::string_view field,
+                                                    std::vector<double>* storage);
+
+/// Fills a wire tensor; `data` holds prod(shape) elements of dtype.
+void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes,
+                  v1::Tensor* out);
+/// Convenience for tests and clients: a FLOAT64 tensor from values.
+void EncodeDoubles(absl::Span<const int64_t> shape, absl::Span<const double> values, v1::Tensor* out);
+
+// ------------------------------------------------------------------------------------------
+// Poses and specs
+
+QuatOrder FromProto(v1::QuatOrder order);
+v1::QuatOrder ToProto(QuatOrder order);
+
+/// An absent pose is the identity; see taxel.v1.Pose.
+absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_view field);
+void EncodePose(const RigidTransform& X, v1::Pose* out);
+
+/// Field paths relative to the SceneSpec message ("entities[0].links[1].shapes[0].sphere.radius").
+absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& spec);
+absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& spec, absl::string_view field);
+
+/// The inverse, for clients and tests that hold core specs (mesh ids are passed through).
+void EncodeSceneSpec(const scene::SceneSpec& spec, v1::SceneSpec* out);
+void EncodeSensorSpec(const sensors::SensorSpec& spec, v1::SensorSpec* out);
+
+// ------------------------------------------------------------------------------------------
+// Scene info
+
+void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, v1::SensorInfo* out);
+void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out);
+
+// ------------------------------------------------------------------------------------------
+// Steps and readings
+
+/// A decoded step: the core input plus the storage its spans may point into.
+struct DecodedStep {
+  std::vector<int32_t> env_ids;
+  std::vector<double> pose_storage, twist_storage;
+  scene::StepInput input;
+};
+
+/// Decodes poses/twists/env_ids/dt/quat_order with shape checks against the scene ("poses:
+/// expected shape [1024, 6, 7], got [1024, 5, 7]"). `request` must outlive `out` (zero-copy).
+absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scene, DecodedStep* out);
+
+/// What a read returns: the sensors, channels and branches, resolved and validated.
+struct ReadPlan {
+  struct Item {
+    const sensors::Sensor* sensor;
+    std::vector<sensors::Channel> channels;
+  };
+  std::vector<Item> items;
+  std::vector<sensors::Branch> branches;
+};
+
+/// Errors: NOT_FOUND for an unknown sensor name, INVALID_ARGUMENT for an unknown channel name or
+/// branch, naming `field` ("read.sensors[1]").
+absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& scene, absl::string_view field);
+
+/// Appends one SensorReading per (sensor, branch) with the planned channels for `envs` (in that
+/// order) to `out`.
+void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
+                    google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
+
+}  // namespace taxel::server
+
+#endif  // TAXEL_SERVER_CODEC_H_

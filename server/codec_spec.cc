@@ -1,0 +1,400 @@
+// Scene and sensor specs, scene info.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "server/codec.h"
+
+namespace taxel::server {
+namespace {
+
+using scene::EntityKind;
+using sensors::SensorKind;
+
+absl::Status Invalid(absl::string_view field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+absl::StatusOr<EntityKind> DecodeEntityKind(v1::EntityKind kind, absl::string_view field) {
+  switch (kind) {
+    case v1::ROBOT: return EntityKind::kRobot;
+    case v1::OBJECT: return EntityKind::kObject;
+    case v1::PROJECTILE: return EntityKind::kProjectile;
+    case v1::TERRAIN: return EntityKind::kTerrain;
+    case v1::STATIC: return EntityKind::kStatic;
+    default: return Invalid(field, "expected ROBOT, OBJECT, PROJECTILE, TERRAIN or STATIC");
+  }
+}
+
+v1::EntityKind EncodeEntityKind(EntityKind kind) {
+  switch (kind) {
+    case EntityKind::kRobot: return v1::ROBOT;
+    case EntityKind::kObject: return v1::OBJECT;
+    case EntityKind::kProjectile: return v1::PROJECTILE;
+    case EntityKind::kTerrain: return v1::TERRAIN;
+    case EntityKind::kStatic: return v1::STATIC;
+  }
+  return v1::ENTITY_KIND_UNSPECIFIED;
+}
+
+absl::StatusOr<SensorKind> DecodeSensorKind(v1::SensorKind kind, absl::string_view field) {
+  switch (kind) {
+    case v1::CONTACT_PROBE: return SensorKind::kContactProbe;
+    case v1::CONTACT_DEPTH_PROBE: return SensorKind::kContactDepthProbe;
+    case v1::KINEMATIC_TAXEL: return SensorKind::kKinematicTaxel;
+    case v1::ELASTOMER_TAXEL: return SensorKind::kElastomerTaxel;
+    case v1::PROXIMITY_TAXEL: return SensorKind::kProximityTaxel;
+    default:
+      return Invalid(field, "expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL, ELASTOMER_TAXEL or "
+                            "PROXIMITY_TAXEL");
+  }
+}
+
+v1::SensorKind EncodeSensorKind(SensorKind kind) {
+  switch (kind) {
+    case SensorKind::kContactProbe: return v1::CONTACT_PROBE;
+    case SensorKind::kContactDepthProbe: return v1::CONTACT_DEPTH_PROBE;
+    case SensorKind::kKinematicTaxel: return v1::KINEMATIC_TAXEL;
+    case SensorKind::kElastomerTaxel: return v1::ELASTOMER_TAXEL;
+    case SensorKind::kProximityTaxel: return v1::PROXIMITY_TAXEL;
+  }
+  return v1::SENSOR_KIND_UNSPECIFIED;
+}
+
+absl::StatusOr<std::vector<double>> Doubles(const v1::Tensor& t, absl::string_view field) {
+  TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(t, field));
+  std::vector<double> storage;
+  TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> values, RealValues(view, field, &storage));
+  return std::vector<double>(values.begin(), values.end());
+}
+
+absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::string& field) {
+  scene::ShapeSpec out;
+  if (s.has_pose()) {
+    TAXEL_ASSIGN_OR_RETURN(out.X_LS, DecodePose(s.pose(), field + ".pose"));
+  }
+  using geometry::ShapeKind;
+  switch (s.geometry_case()) {
+    case v1::Shape::kSphere:
+      out.kind = ShapeKind::kSphere;
+      out.radius = s.sphere().radius();
+      break;
+    case v1::Shape::kBox:
+      out.kind = ShapeKind::kBox;
+      if (s.box().half_extents_size() != 3) {
+        return Invalid(field + ".box.half_extents", absl::StrCat("expected 3 values, got ", s.box().half_extents_size()));
+      }
+      out.half_extents = Eigen::Vector3d(s.box().half_extents(0), s.box().half_extents(1), s.box().half_extents(2));
+      break;
+    case v1::Shape::kCapsule:
+      out.kind = ShapeKind::kCapsule;
+      out.radius = s.capsule().radius();
+      out.half_length = s.capsule().half_length();
+      break;
+    case v1::Shape::kCylinder:
+      out.kind = ShapeKind::kCylinder;
+      out.radius = s.cylinder().radius();
+      out.half_length = s.cylinder().half_length();
+      break;
+    case v1::Shape::kHalfSpace:
+      out.kind = ShapeKind::kHalfSpace;
+      break;
+    case v1::Shape::kHeightfield: {
+      out.kind = ShapeKind::kHeightfield;
+      const std::string hf = field + ".heightfield.heights";
+      TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(s.heightfield().heights(), hf));
+      if (view.shape.size() != 2) {
+        return Invalid(hf, absl::StrCat("expected shape [rows, cols], got ", ShapeString(view.shape)));
+      }
+      TAXEL_ASSIGN_OR_RETURN(out.hf_heights, Doubles(s.heightfield().heights(), hf));
+      out.hf_rows = static_cast<int>(view.shape[0]);
+      out.hf_cols = static_cast<int>(view.shape[1]);
+      out.hf_dx = s.heightfield().dx();
+      out.hf_dy = s.heightfield().dy();
+      break;
+    }
+    case v1::Shape::kMesh:
+      out.kind = ShapeKind::kMesh;
+      out.mesh_id = s.mesh().mesh_id();
+      if (s.mesh().scale_size() == 3) {
+        out.mesh_scale = Eigen::Vector3d(s.mesh().scale(0), s.mesh().scale(1), s.mesh().scale(2));
+      } else if (s.mesh().scale_size() != 0) {
+        return Invalid(field + ".mesh.scale", absl::StrCat("expected 3 values or none, got ", s.mesh().scale_size()));
+      }
+      break;
+    default:
+      return Invalid(field, "expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh");
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<scene::ShapeSpec>> DecodeShapes(const google::protobuf::RepeatedPtrField<v1::Shape>& shapes,
+                                                           const std::string& field) {
+  std::vector<scene::ShapeSpec> out;
+  for (int i = 0; i < shapes.size(); ++i) {
+    TAXEL_ASSIGN_OR_RETURN(auto s, DecodeShape(shapes[i], absl::StrCat(field, "[", i, "]")));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void EncodeShape(const scene::ShapeSpec& s, v1::Shape* out) {
+  EncodePose(s.X_LS, out->mutable_pose());
+  using geometry::ShapeKind;
+  switch (s.kind) {
+    case ShapeKind::kSphere: out->mutable_sphere()->set_radius(s.radius); break;
+    case ShapeKind::kBox: out->mutable_box()->mutable_half_extents()->Assign(s.half_extents.data(), s.half_extents.data() + 3); break;
+    case ShapeKind::kCapsule:
+      out->mutable_capsule()->set_radius(s.radius);
+      out->mutable_capsule()->set_half_length(s.half_length);
+      break;
+    case ShapeKind::kCylinder:
+      out->mutable_cylinder()->set_radius(s.radius);
+      out->mutable_cylinder()->set_half_length(s.half_length);
+      break;
+    case ShapeKind::kHalfSpace: out->mutable_half_space(); break;
+    case ShapeKind::kHeightfield: {
+      auto* hf = out->mutable_heightfield();
+      EncodeDoubles({s.hf_rows, s.hf_cols}, s.hf_heights, hf->mutable_heights());
+      hf->set_dx(s.hf_dx);
+      hf->set_dy(s.hf_dy);
+      break;
+    }
+    case ShapeKind::kMesh:
+      out->mutable_mesh()->set_mesh_id(s.mesh_id);
+      if (s.mesh_scale != Eigen::Vector3d::Ones()) {
+        out->mutable_mesh()->mutable_scale()->Assign(s.mesh_scale.data(), s.mesh_scale.data() + 3);
+      }
+      break;
+  }
+}
+
+// [N, 3] or [rows, cols, 3] → points (+ grid dims).
+absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::vector<Eigen::Vector3d>* out, int* rows,
+                          int* cols) {
+  TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(t, field));
+  const auto& sh = view.shape;
+  const bool flat = sh.size() == 2 && sh[1] == 3;
+  const bool grid = sh.size() == 3 && sh[2] == 3;
+  if (!flat && !grid) return Invalid(field, absl::StrCat("expected shape [N, 3] or [rows, cols, 3], got ", ShapeString(sh)));
+  std::vector<double> storage;
+  TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> v, RealValues(view, field, &storage));
+  out->resize(v.size() / 3);
+  for (size_t k = 0; k < out->size(); ++k) (*out)[k] = Eigen::Vector3d(v[3 * k], v[3 * k + 1], v[3 * k + 2]);
+  if (grid) {
+    *rows = static_cast<int>(sh[0]);
+    *cols = static_cast<int>(sh[1]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, absl::string_view field_view) {
+  const std::string field(field_view);
+  sensors::SensorSpec out;
+  out.name = s.name();
+  TAXEL_ASSIGN_OR_RETURN(out.kind, DecodeSensorKind(s.kind(), field + ".kind"));
+  out.link = s.link();
+  if (!s.has_probe_local_pos()) return Invalid(field + ".probe_local_pos", "required ([N, 3] or [rows, cols, 3])");
+  int rows = 0, cols = 0;
+  TAXEL_RETURN_IF_ERROR(DecodePoints(s.probe_local_pos(), field + ".probe_local_pos", &out.probe_local_pos, &rows, &cols));
+  out.grid_rows = rows;
+  out.grid_cols = cols;
+  const int64_t n = static_cast<int64_t>(out.probe_local_pos.size());
+  if (!s.has_probe_radius()) return Invalid(field + ".probe_radius", "required (a scalar or one value per probe)");
+  {
+    const std::string f = field + ".probe_radius";
+    TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(s.probe_radius(), f));
+    const bool scalar = view.num_elements == 1 && view.shape.size() <= 1;
+    const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
+                           (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
+    if (!scalar && !per_probe) {
+      return Invalid(f, absl::StrCat("expected a scalar, [", n, "]", rows > 0 ? absl::StrCat(" or [", rows, ", ", cols, "]") : "",
+                                     ", got ", ShapeString(view.shape)));
+    }
+    TAXEL_ASSIGN_OR_RETURN(out.probe_radius, Doubles(s.probe_radius(), f));
+  }
+  if (s.has_probe_local_normal()) {
+    const std::string f = field + ".probe_local_normal";
+    TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(s.probe_local_normal(), f));
+    if (view.shape.size() == 1 && view.shape[0] == 3) {
+      TAXEL_ASSIGN_OR_RETURN(auto v, Doubles(s.probe_local_normal(), f));
+      out.probe_local_normal = {Eigen::Vector3d(v[0], v[1], v[2])};
+    } else {
+      int nr = 0, nc = 0;
+      TAXEL_RETURN_IF_ERROR(DecodePoints(s.probe_local_normal(), f, &out.probe_local_normal, &nr, &nc));
+      if (static_cast<int64_t>(out.probe_local_normal.size()) != n) {
+        return Invalid(f, absl::StrCat("expected [3] or one normal per probe (", n, "), got ", ShapeString(view.shape)));
+      }
+    }
+  }
+  out.filter_links.assign(s.filter_links().begin(), s.filter_links().end());
+  const auto& cp = s.contact_probe();
+  if (cp.has_contact_threshold()) out.contact_threshold = cp.contact_threshold();
+  if (cp.has_release_threshold()) out.release_threshold = cp.release_threshold();
+  const auto& kt = s.kinematic_taxel();
+  auto& k = out.spring_damper;
+  if (kt.has_normal_stiffness()) k.normal_stiffness = kt.normal_stiffness();
+  if (kt.has_normal_damping()) k.normal_damping = kt.normal_damping();
+  if (kt.has_exponent()) k.exponent = kt.exponent();
+  if (kt.has_shear_damping()) k.shear_damping = kt.shear_damping();
+  if (kt.has_twist_damping()) k.twist_damping = kt.twist_damping();
+  return out;
+}
+
+absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
+  scene::SceneSpec out;
+  out.name = s.name();
+  out.num_envs = s.num_envs();
+  out.seed = s.seed();
+  for (int ei = 0; ei < s.entities_size(); ++ei) {
+    const v1::Entity& e = s.entities(ei);
+    const std::string ef = absl::StrCat("entities[", ei, "]");
+    scene::EntitySpec es;
+    es.name = e.name();
+    TAXEL_ASSIGN_OR_RETURN(es.kind, DecodeEntityKind(e.kind(), ef + ".kind"));
+    for (int li = 0; li < e.links_size(); ++li) {
+      const v1::Link& l = e.links(li);
+      const std::string lf = absl::StrCat(ef, ".links[", li, "]");
+      scene::LinkSpec ls;
+      ls.name = l.name();
+      TAXEL_ASSIGN_OR_RETURN(ls.shapes, DecodeShapes(l.shapes(), lf + ".shapes"));
+      if (l.has_pose()) {
+        if (scene::IsMoving(es.kind)) {
+          return Invalid(lf + ".pose", "only TERRAIN and STATIC links have a fixed pose; moving links get theirs "
+                                       "from each step");
+        }
+        TAXEL_ASSIGN_OR_RETURN(ls.X_WL, DecodePose(l.pose(), lf + ".pose"));
+      }
+      es.links.push_back(std::move(ls));
+    }
+    for (int ai = 0; ai < e.assets_size(); ++ai) {
+      scene::AssetSpec as;
+      as.name = e.assets(ai).name();
+      for (int li = 0; li < e.assets(ai).link_shapes_size(); ++li) {
+        TAXEL_ASSIGN_OR_RETURN(auto shapes, DecodeShapes(e.assets(ai).link_shapes(li).shapes(),
+                                                         absl::StrCat(ef, ".assets[", ai, "].link_shapes[", li, "].shapes")));
+        as.link_shapes.push_back(std::move(shapes));
+      }
+      es.assets.push_back(std::move(as));
+    }
+    es.env_assets.assign(e.env_assets().begin(), e.env_assets().end());
+    out.entities.push_back(std::move(es));
+  }
+  for (int i = 0; i < s.sensors_size(); ++i) {
+    TAXEL_ASSIGN_OR_RETURN(auto sensor, DecodeSensorSpec(s.sensors(i), absl::StrCat("sensors[", i, "]")));
+    out.sensors.push_back(std::move(sensor));
+  }
+  return out;
+}
+
+void EncodeSensorSpec(const sensors::SensorSpec& s, v1::SensorSpec* out) {
+  out->set_name(s.name);
+  out->set_kind(EncodeSensorKind(s.kind));
+  out->set_link(s.link);
+  std::vector<double> flat;
+  for (const auto& p : s.probe_local_pos) flat.insert(flat.end(), {p.x(), p.y(), p.z()});
+  const int64_t n = static_cast<int64_t>(s.probe_local_pos.size());
+  if (s.grid_rows > 0) {
+    EncodeDoubles({s.grid_rows, s.grid_cols, 3}, flat, out->mutable_probe_local_pos());
+  } else {
+    EncodeDoubles({n, 3}, flat, out->mutable_probe_local_pos());
+  }
+  if (s.probe_radius.size() == 1) {
+    EncodeDoubles({}, s.probe_radius, out->mutable_probe_radius());
+  } else {
+    EncodeDoubles({static_cast<int64_t>(s.probe_radius.size())}, s.probe_radius, out->mutable_probe_radius());
+  }
+  if (!s.probe_local_normal.empty()) {
+    std::vector<double> normals;
+    for (const auto& p : s.probe_local_normal) normals.insert(normals.end(), {p.x(), p.y(), p.z()});
+    if (s.probe_local_normal.size() == 1) {
+      EncodeDoubles({3}, normals, out->mutable_probe_local_normal());
+    } else {
+      EncodeDoubles({static_cast<int64_t>(s.probe_local_normal.size()), 3}, normals, out->mutable_probe_local_normal());
+    }
+  }
+  for (const auto& f : s.filter_links) out->add_filter_links(f);
+  out->mutable_contact_probe()->set_contact_threshold(s.contact_threshold);
+  if (s.release_threshold) out->mutable_contact_probe()->set_release_threshold(*s.release_threshold);
+  auto* k = out->mutable_kinematic_taxel();
+  k->set_normal_stiffness(s.spring_damper.normal_stiffness);
+  k->set_normal_damping(s.spring_damper.normal_damping);
+  k->set_exponent(s.spring_damper.exponent);
+  k->set_shear_damping(s.spring_damper.shear_damping);
+  k->set_twist_damping(s.spring_damper.twist_damping);
+}
+
+void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
+  out->set_name(s.name);
+  out->set_num_envs(s.num_envs);
+  out->set_seed(s.seed);
+  for (const auto& e : s.entities) {
+    v1::Entity* pe = out->add_entities();
+    pe->set_name(e.name);
+    pe->set_kind(EncodeEntityKind(e.kind));
+    for (const auto& l : e.links) {
+      v1::Link* pl = pe->add_links();
+      pl->set_name(l.name);
+      for (const auto& sh : l.shapes) EncodeShape(sh, pl->add_shapes());
+      if (!scene::IsMoving(e.kind)) EncodePose(l.X_WL, pl->mutable_pose());
+    }
+    for (const auto& a : e.assets) {
+      v1::Asset* pa = pe->add_assets();
+      pa->set_name(a.name);
+      for (const auto& shapes : a.link_shapes) {
+        v1::ShapeList* list = pa->add_link_shapes();
+        for (const auto& sh : shapes) EncodeShape(sh, list->add_shapes());
+      }
+    }
+    pe->mutable_env_assets()->Assign(e.env_assets.begin(), e.env_assets.end());
+  }
+  for (const auto& s2 : s.sensors) EncodeSensorSpec(s2, out->add_sensors());
+}
+
+void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, v1::SensorInfo* out) {
+  out->set_sensor_id(sensor.id().value());
+  out->set_name(sensor.spec().name);
+  out->set_kind(EncodeSensorKind(sensor.kind()));
+  out->set_link(scene.model().link(sensor.link()).name);
+  out->set_num_probes(sensor.num_probes());
+  const auto& layout = sensor.layout();
+  std::vector<int64_t> dims;
+  if (layout.is_grid()) {
+    dims = {layout.rows(), layout.cols()};
+  } else {
+    dims = {layout.size()};
+  }
+  out->mutable_layout()->Assign(dims.begin(), dims.end());
+  for (sensors::Channel c : sensor.channels()) {
+    v1::OutputInfo* o = out->add_outputs();
+    o->set_channel(std::string(sensors::ChannelName(c)));
+    o->set_dtype(c == sensors::Channel::kContact ? v1::BOOL : c == sensors::Channel::kPartner ? v1::INT32 : v1::FLOAT32);
+    o->add_shape(scene.num_envs());
+    for (int64_t d : dims) o->add_shape(d);
+    if (sensors::ChannelWidth(c) == 3) o->add_shape(3);
+  }
+}
+
+void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out) {
+  const scene::SceneModel& m = scene.model();
+  out->set_name(m.name());
+  out->set_num_envs(m.num_envs());
+  out->set_seed(m.seed());
+  for (int l = 0; l < m.num_links(); ++l) {
+    const scene::LinkModel& link = m.links()[l];
+    v1::LinkInfo* li = out->add_links();
+    li->set_name(link.name);
+    li->set_index(l);
+    li->set_entity(m.entities()[link.entity.value()].name);
+    li->set_kind(EncodeEntityKind(link.kind));
+    li->set_moving_index(link.moving_index);
+  }
+  for (LinkIndex l : m.moving_links()) out->add_moving_links(m.link(l).name);
+  for (const sensors::Sensor* s : scene.sensors()) EncodeSensorInfo(scene, *s, out->add_sensors());
+  out->set_step(scene.step_count());
+  out->set_memory_bytes(static_cast<int64_t>(scene.memory_bytes()));
+}
+
+}  // namespace taxel::server

@@ -1,0 +1,158 @@
+// Steps and readings.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "server/codec.h"
+
+namespace taxel::server {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+// Accepts [n, L, w] or [n·L, w].
+absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, int64_t w, absl::string_view field) {
+  const auto& s = view.shape;
+  const bool nested = s.size() == 3 && s[0] == n && s[1] == L && s[2] == w;
+  const bool flat = s.size() == 2 && s[0] == n * L && s[1] == w;
+  if (!nested && !flat) {
+    return Invalid(field, absl::StrCat("expected shape [", n, ", ", L, ", ", w, "] (or [", n * L, ", ", w, "]), got ",
+                                       ShapeString(s)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scene, DecodedStep* out) {
+  const int64_t L = scene.model().num_moving_links();
+  out->env_ids.assign(request.env_ids().begin(), request.env_ids().end());
+  const int64_t n = out->env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(out->env_ids.size());
+  if (!request.has_poses()) return Invalid("poses", absl::StrCat("required: shape [", n, ", ", L, ", 7]"));
+  TAXEL_ASSIGN_OR_RETURN(TensorView poses, ViewTensor(request.poses(), "poses"));
+  TAXEL_RETURN_IF_ERROR(CheckLinkArrayShape(poses, n, L, 7, "poses"));
+  TAXEL_ASSIGN_OR_RETURN(out->input.poses, RealValues(poses, "poses", &out->pose_storage));
+  out->input.twists = {};
+  if (request.has_twists()) {
+    TAXEL_ASSIGN_OR_RETURN(TensorView twists, ViewTensor(request.twists(), "twists"));
+    TAXEL_RETURN_IF_ERROR(CheckLinkArrayShape(twists, n, L, 6, "twists"));
+    TAXEL_ASSIGN_OR_RETURN(out->input.twists, RealValues(twists, "twists", &out->twist_storage));
+  }
+  if (FromProto(request.quat_order()) == QuatOrder::kUnspecified) {
+    return Invalid("quat_order", "expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED");
+  }
+  out->input.quat_order = FromProto(request.quat_order());
+  out->input.env_ids = out->env_ids;
+  out->input.dt = request.dt();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& scene, absl::string_view field) {
+  ReadPlan plan;
+  if (read.none()) return plan;
+  std::vector<const sensors::Sensor*> chosen;
+  if (read.sensors().empty()) {
+    chosen = scene.sensors();
+  } else {
+    for (int i = 0; i < read.sensors_size(); ++i) {
+      const sensors::Sensor* s = scene.FindSensor(read.sensors(i));
+      if (s == nullptr) {
+        return absl::NotFoundError(
+            absl::StrCat(field, ".sensors[", i, "]: no sensor named '", read.sensors(i), "' in this scene"));
+      }
+      chosen.push_back(s);
+    }
+  }
+  for (int i = 0; i < read.channels_size(); ++i) {
+    bool known = false;
+    for (int c = 0; c < sensors::kNumChannels; ++c) {
+      known |= sensors::ChannelName(static_cast<sensors::Channel>(c)) == read.channels(i);
+    }
+    if (!known) {
+      return Invalid(absl::StrCat(field, ".channels[", i, "]"),
+                     absl::StrCat("unknown channel '", read.channels(i),
+                                  "'; expected contact, depth, normal, area, partner, force or torque"));
+    }
+  }
+  for (const sensors::Sensor* s : chosen) {
+    ReadPlan::Item item{s, {}};
+    for (sensors::Channel c : s->channels()) {
+      bool wanted = read.channels().empty();
+      for (const auto& name : read.channels()) wanted |= sensors::ChannelName(c) == name;
+      if (wanted) item.channels.push_back(c);
+    }
+    plan.items.push_back(std::move(item));
+  }
+  for (int i = 0; i < read.branches_size(); ++i) {
+    switch (read.branches(i)) {
+      case v1::BRANCH_UNSPECIFIED:
+      case v1::MEASURED: plan.branches.push_back(sensors::Branch::kMeasured); break;
+      case v1::GROUND_TRUTH: plan.branches.push_back(sensors::Branch::kGroundTruth); break;
+      default: return Invalid(absl::StrCat(field, ".branches[", i, "]"), "expected MEASURED or GROUND_TRUTH");
+    }
+  }
+  if (plan.branches.empty()) plan.branches.push_back(sensors::Branch::kMeasured);
+  return plan;
+}
+
+namespace {
+
+// Copies the blocks of `envs` (each `block` bytes) from `src` into a string.
+void GatherEnvs(const void* src, size_t block, absl::Span<const int32_t> envs, int num_envs, std::string* out) {
+  const char* base = static_cast<const char*>(src);
+  bool identity = static_cast<int>(envs.size()) == num_envs;
+  for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
+  if (identity) {
+    out->assign(base, block * envs.size());
+    return;
+  }
+  out->clear();
+  out->reserve(block * envs.size());
+  for (int32_t e : envs) out->append(base + block * e, block);
+}
+
+}  // namespace
+
+void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
+                    google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+  for (const ReadPlan::Item& item : plan.items) {
+    const sensors::Sensor& s = *item.sensor;
+    const auto& layout = s.layout();
+    for (sensors::Branch b : plan.branches) {
+      v1::SensorReading* r = out->Add();
+      r->set_sensor(s.spec().name);
+      r->set_sensor_id(s.id().value());
+      r->set_branch(b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH);
+      const sensors::SensorOutputs& o = s.outputs(b);
+      for (sensors::Channel c : item.channels) {
+        v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
+        const int width = sensors::ChannelWidth(c);
+        t.add_shape(static_cast<int64_t>(envs.size()));
+        if (layout.is_grid()) {
+          t.add_shape(layout.rows());
+          t.add_shape(layout.cols());
+        } else {
+          t.add_shape(layout.size());
+        }
+        if (width == 3) t.add_shape(3);
+        const size_t per_env = static_cast<size_t>(layout.size()) * width;
+        const void* src = nullptr;
+        size_t item_size = 4;
+        switch (c) {
+          case sensors::Channel::kContact: src = o.contact.data(), item_size = 1, t.set_dtype(v1::BOOL); break;
+          case sensors::Channel::kDepth: src = o.depth.data(), t.set_dtype(v1::FLOAT32); break;
+          case sensors::Channel::kNormal: src = o.normal.data(), t.set_dtype(v1::FLOAT32); break;
+          case sensors::Channel::kArea: src = o.area.data(), t.set_dtype(v1::FLOAT32); break;
+          case sensors::Channel::kPartner: src = o.partner.data(), t.set_dtype(v1::INT32); break;
+          case sensors::Channel::kForce: src = o.force.data(), t.set_dtype(v1::FLOAT32); break;
+          case sensors::Channel::kTorque: src = o.torque.data(), t.set_dtype(v1::FLOAT32); break;
+        }
+        GatherEnvs(src, per_env * item_size, envs, num_envs, t.mutable_data());
+      }
+    }
+  }
+}
+
+}  // namespace taxel::server

@@ -1,0 +1,43 @@
+#include "server/grpc_status.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace taxel::server {
+
+bool SplitFieldMessage(absl::string_view message, absl::string_view* field, absl::string_view* description) {
+  const size_t colon = message.find(": ");
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  const absl::string_view head = message.substr(0, colon);
+  if (head.find(' ') != absl::string_view::npos) return false;
+  *field = head;
+  *description = message.substr(colon + 2);
+  return true;
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_prefix) {
+  if (status.ok()) return grpc::Status::OK;
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  std::string message(status.message());
+  absl::string_view field, description;
+  const bool has_field = SplitFieldMessage(status.message(), &field, &description);
+  if (has_field && !field_prefix.empty()) message = absl::StrCat(field_prefix, message);
+  if (!has_field || (status.code() != absl::StatusCode::kInvalidArgument &&
+                     status.code() != absl::StatusCode::kOutOfRange)) {
+    return grpc::Status(code, message);
+  }
+  google::rpc::BadRequest bad_request;
+  auto* violation = bad_request.add_field_violations();
+  violation->set_field(absl::StrCat(field_prefix, field));
+  violation->set_description(std::string(description));
+  google::rpc::Status rpc_status;
+  rpc_status.set_code(static_cast<int>(status.code()));
+  rpc_status.set_message(message);
+  rpc_status.add_details()->PackFrom(bad_request);
+  return grpc::Status(code, message, rpc_status.SerializeAsString());
+}
+
+}  // namespace taxel::server

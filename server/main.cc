@@ -1,0 +1,107 @@
+// taxel-server: the Taxel gRPC service.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/version.h"
+
+ABSL_FLAG(std::string, address, "0.0.0.0:50051", "gRPC address: host:port, or unix:/path/to.sock");
+ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464", "Prometheus /metrics address (host:port); empty disables");
+ABSL_FLAG(int, threads, 0, "sensor evaluation threads (0 = all cores)");
+ABSL_FLAG(int, request_threads, 0, "request handler threads (0 = max(2, threads))");
+ABSL_FLAG(int, max_queue, 1024, "requests waiting for a handler before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_message_bytes, 64LL << 20, "largest request or response, bytes");
+ABSL_FLAG(int, max_scenes, 256, "scenes per server");
+ABSL_FLAG(int, max_envs_per_scene, 65536, "envs per scene");
+ABSL_FLAG(int64_t, max_probes_per_scene, 64LL << 20, "num_envs x probes over all sensors of a scene");
+ABSL_FLAG(int64_t, max_triangles_per_mesh, 5000000, "triangles per uploaded mesh");
+ABSL_FLAG(int64_t, max_memory_bytes, 0, "bytes held by scenes and meshes (0 = unlimited)");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warning, error or off");
+ABSL_FLAG(double, shutdown_grace_seconds, 10.0, "time given to in-flight calls after SIGTERM/SIGINT");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM); enables TLS");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "", "CA bundle (PEM) for client certificates; enables mutual TLS");
+ABSL_FLAG(std::string, auth_tokens_file, "",
+          "file of 'token tenant' lines; when set, calls need 'authorization: Bearer <token>' and each tenant "
+          "sees only its own scenes");
+
+namespace {
+
+using namespace taxel::server;  // NOLINT
+
+int Run() {
+  LogLevel level;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "taxel-server: --log_level must be debug, info, warning, error or off\n");
+    return 2;
+  }
+  SetLogLevel(level);
+  ServerOptions options;
+  options.address = absl::GetFlag(FLAGS_address);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.eval_threads = absl::GetFlag(FLAGS_threads);
+  options.request_threads = absl::GetFlag(FLAGS_request_threads);
+  options.max_queue = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queue)));
+  options.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.limits.max_scenes = absl::GetFlag(FLAGS_max_scenes);
+  options.limits.max_envs_per_scene = absl::GetFlag(FLAGS_max_envs_per_scene);
+  options.limits.max_probes_per_scene = absl::GetFlag(FLAGS_max_probes_per_scene);
+  options.limits.max_triangles_per_mesh = absl::GetFlag(FLAGS_max_triangles_per_mesh);
+  options.limits.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
+  options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  TlsOptions tls{absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
+  std::map<std::string, std::string> tokens;
+  if (const std::string path = absl::GetFlag(FLAGS_auth_tokens_file); !path.empty()) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "taxel-server: cannot read --auth_tokens_file '%s'\n", path.c_str());
+      return 2;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+      if (parts.empty() || parts[0][0] == '#') continue;
+      tokens[parts[0]] = parts.size() > 1 ? parts[1] : parts[0];
+    }
+  }
+
+  // Block the termination signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = TaxelServer::Start(options, tls, std::move(tokens));
+  if (!server.ok()) {
+    Log(LogLevel::kError, "start_failed", {{"error", std::string(server.status().message())}});
+    return 1;
+  }
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    Log(LogLevel::kInfo, "signal", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    (*server)->Shutdown(options.shutdown_grace_seconds);
+  });
+  (*server)->Wait();
+  waiter.join();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Taxel: tactile-sensor readings and contact forces as a gRPC service.\n"
+      "  taxel-server [--address=0.0.0.0:50051] [--metrics_address=0.0.0.0:9464] [--threads=N] ...");
+  absl::ParseCommandLine(argc, argv);
+  return Run();
+}

@@ -1,0 +1,33 @@
+// Server configuration: addresses, threads, limits. Filled from flags by main, directly by tests.
+#ifndef TAXEL_SERVER_OPTIONS_H_
+#define TAXEL_SERVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace taxel::server {
+
+struct Limits {
+  int64_t max_message_bytes = 64LL << 20;        ///< largest request or response
+  int32_t max_scenes = 256;                      ///< per server
+  int32_t max_envs_per_scene = 65536;
+  int64_t max_probes_per_scene = 64LL << 20;     ///< num_envs × probes over all sensors
+  int64_t max_triangles_per_mesh = 5'000'000;
+  int64_t max_memory_bytes = 0;                  ///< scenes + meshes; 0 = unlimited
+};
+
+struct ServerOptions {
+  /// gRPC listening address: "host:port" (port 0 picks one) or "unix:/path/to.sock".
+  std::string address = "0.0.0.0:50051";
+  /// Prometheus /metrics address ("host:port"); empty disables the endpoint.
+  std::string metrics_address = "0.0.0.0:9464";
+  int eval_threads = 0;      ///< sensor evaluation threads; 0 = hardware concurrency
+  int request_threads = 0;   ///< request handler threads; 0 = max(2, eval_threads)
+  size_t max_queue = 1024;   ///< requests waiting for a handler thread
+  Limits limits;
+  double shutdown_grace_seconds = 10;  ///< in-flight requests get this long after SIGTERM
+};
+
+}  // namespace taxel::server
+
+#endif  // TAXEL_SERVER_OPTIONS_H_

@@ -1,0 +1,49 @@
+#include "server/request_executor.h"
+
+#include <algorithm>
+
+namespace taxel::server {
+
+RequestExecutor::RequestExecutor(int num_threads, size_t max_queue) : max_queue_(std::max<size_t>(1, max_queue)) {
+  for (int i = 0; i < std::max(1, num_threads); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+RequestExecutor::~RequestExecutor() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+bool RequestExecutor::TrySubmit(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ || queue_.size() >= max_queue_) return false;
+    queue_.push_back(std::move(work));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+size_t RequestExecutor::queue_depth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+void RequestExecutor::Loop() {
+  while (true) {
+    std::function<void()> work;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      work = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    work();
+  }
+}
+
+}  // namespace taxel::server

@@ -1,0 +1,118 @@
+#include "server/server.h"
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/log.h"
+
+namespace taxel::server {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions options, TlsOptions tls,
+                                                                std::map<std::string, std::string> tokens) {
+  std::unique_ptr<TaxelServer> s(new TaxelServer());
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.eval_threads <= 0) options.eval_threads = hw;
+  if (options.request_threads <= 0) options.request_threads = std::max(2, options.eval_threads);
+  s->options_ = options;
+
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!tls.cert_file.empty()) {
+    auto cert = ReadFile(tls.cert_file, "tls_cert");
+    if (!cert.ok()) return cert.status();
+    auto key = ReadFile(tls.key_file, "tls_key");
+    if (!key.ok()) return key.status();
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    if (!tls.client_ca_file.empty()) {
+      auto ca = ReadFile(tls.client_ca_file, "tls_client_ca");
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *ca;
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    creds = grpc::SslServerCredentials(ssl);
+  }
+
+  if (!options.metrics_address.empty()) {
+    auto metrics = MakePrometheusMetrics(options.metrics_address, &s->metrics_port_);
+    if (!metrics.ok()) return metrics.status();
+    s->metrics_ = *std::move(metrics);
+  } else {
+    s->metrics_ = std::make_unique<NullMetrics>();
+  }
+  s->meshes_ = std::make_unique<geometry::MeshStore>();
+  s->registry_ = std::make_unique<SceneRegistry>(options.limits, s->meshes_.get());
+  s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
+  s->executor_ = std::make_unique<RequestExecutor>(options.request_threads, options.max_queue);
+  const bool auth = !tokens.empty();
+  TaxelService::Deps deps{&s->options_,           s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
+                          s->executor_.get(),      s->eval_pool_.get(), std::move(tokens)};
+  s->service_ = std::make_unique<TaxelService>(std::move(deps));
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const int max_bytes = static_cast<int>(std::min<int64_t>(options.limits.max_message_bytes, INT32_MAX));
+  builder.SetMaxReceiveMessageSize(max_bytes);
+  builder.SetMaxSendMessageSize(max_bytes);
+  builder.AddListeningPort(options.address, creds, &s->port_);
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || (!absl::StartsWith(options.address, "unix:") && s->port_ == 0)) {
+    return absl::UnavailableError(absl::StrCat("address: cannot listen on '", options.address, "'"));
+  }
+  auto* health = s->server_->GetHealthCheckService();
+  for (const char* name : {"", "liveness", "readiness", "taxel.v1.Taxel"}) health->SetServingStatus(name, true);
+  Log(LogLevel::kInfo, "server_started",
+      {{"address", options.address}, {"port", std::to_string(s->port_)},
+       {"metrics_port", std::to_string(s->metrics_port_)}, {"eval_threads", std::to_string(options.eval_threads)},
+       {"request_threads", std::to_string(options.request_threads)}, {"tls", tls.cert_file.empty() ? "off" : "on"},
+       {"auth", auth ? "bearer" : "off"}});
+  return s;
+}
+
+TaxelServer::~TaxelServer() {
+  if (!shut_down_) Shutdown(0);
+}
+
+std::string TaxelServer::target() const {
+  if (absl::StartsWith(options_.address, "unix:")) return options_.address;
+  return absl::StrCat("127.0.0.1:", port_);
+}
+
+void TaxelServer::Drain() {
+  if (server_) server_->GetHealthCheckService()->SetServingStatus("readiness", false);
+  service_->Drain();
+  Log(LogLevel::kInfo, "server_draining", {});
+}
+
+void TaxelServer::Shutdown(double grace_seconds) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  Drain();
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, grace_seconds) * 1e6));
+  server_->Shutdown(deadline);
+  executor_.reset();  // runs what is queued, then joins
+  Log(LogLevel::kInfo, "server_stopped", {});
+}
+
+void TaxelServer::Wait() { server_->Wait(); }
+
+}  // namespace taxel::server

@@ -1,0 +1,64 @@
+// A running Taxel server: gRPC service + health + reflection + metrics + executors. Used by
+// taxel-server's main and by the integration tests (which bind port 0).
+#ifndef TAXEL_SERVER_SERVER_H_
+#define TAXEL_SERVER_SERVER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/common/executor.h"
+#include "core/geometry/mesh_store.h"
+#include "grpcpp/server.h"
+#include "server/metrics.h"
+#include "server/options.h"
+#include "server/request_executor.h"
+#include "server/scene_registry.h"
+#include "server/service.h"
+
+namespace taxel::server {
+
+struct TlsOptions {
+  std::string cert_file, key_file;  ///< server certificate chain and key (PEM); empty: plaintext
+  std::string client_ca_file;       ///< if set, clients must present a certificate (mutual TLS)
+};
+
+class TaxelServer {
+ public:
+  /// Starts listening. Errors: UNAVAILABLE when an address cannot be bound, INVALID_ARGUMENT for
+  /// unreadable TLS files.
+  static absl::StatusOr<std::unique_ptr<TaxelServer>> Start(ServerOptions options, TlsOptions tls = {},
+                                                            std::map<std::string, std::string> tokens = {});
+  ~TaxelServer();
+
+  /// The TCP port bound (for "host:0"), 0 for a unix socket.
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }
+  /// A client target for this server ("127.0.0.1:<port>" or the unix address).
+  std::string target() const;
+
+  /// readiness → NOT_SERVING, new scenes refused, open streams ended with UNAVAILABLE.
+  void Drain();
+  /// Drain(), then stop accepting calls and give in-flight ones `grace_seconds`.
+  void Shutdown(double grace_seconds);
+  /// Blocks until Shutdown completes.
+  void Wait();
+
+ private:
+  TaxelServer() = default;
+  ServerOptions options_;
+  std::unique_ptr<geometry::MeshStore> meshes_;
+  std::unique_ptr<SceneRegistry> registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<ThreadPool> eval_pool_;
+  std::unique_ptr<RequestExecutor> executor_;
+  std::unique_ptr<TaxelService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0, metrics_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace taxel::server
+
+#endif  // TAXEL_SERVER_SERVER_H_

@@ -1,0 +1,522 @@
+#include "server/service.h"
+
+#include <optional>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "grpcpp/grpcpp.h"
+#include "server/codec.h"
+#include "server/grpc_status.h"
+#include "server/log.h"
+#include "server/version.h"
+
+namespace taxel::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+grpc::Status Busy() {
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "server busy: the request queue is full; retry later");
+}
+
+grpc::Status SceneGone(const std::string& name) {
+  return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("scene: scene '", name, "' was deleted"));
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+// StepStream: one request in flight at a time; each is processed on the request executor.
+
+class StepStreamReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+ public:
+  // States: reading (a read is outstanding) -> processing (on the executor) -> writing -> reading.
+  // Finish is only ever called while reading or writing, never while processing, so OnDone (and
+  // the deletion of this object) cannot happen under a running Process(). gRPC operations are
+  // started outside mu_, so inline reactions cannot deadlock. Exactly one thread wins the right
+  // to call Finish (TakeFinish under mu_).
+  StepStreamReactor(TaxelService* service, std::string tenant) : service_(service), tenant_(std::move(tenant)) {
+    service_->metrics().RpcStarted("StepStream", "bidi_stream");
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (finished_) return;
+      if (!ok) {  // the client closed its side
+        finish = TakeFinish(grpc::Status::OK);
+      } else if (abort_) {
+        finish = TakeFinish(*abort_);
+      } else {
+        phase_ = Phase::kProcessing;
+        scene_ = request_.scene();
+      }
+    }
+    if (finish) return DoFinish(*finish);
+    const auto queued = Clock::now();
+    if (!service_->executor().TrySubmit([this, queued] { Process(queued); })) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        phase_ = Phase::kReading;  // nothing outstanding: Finish is allowed
+        if (!finished_) finish = TakeFinish(Busy());
+      }
+      if (finish) DoFinish(*finish);
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      phase_ = Phase::kReading;
+      if (finished_) return;
+      if (!ok) {
+        finish = TakeFinish(grpc::Status(grpc::StatusCode::CANCELLED, "stream: write failed (client gone)"));
+      } else if (abort_) {
+        finish = TakeFinish(*abort_);
+      }
+    }
+    if (finish) return DoFinish(*finish);
+    response_.Clear();
+    StartRead(&request_);
+  }
+
+  void OnDone() override {
+    service_->Unregister(this);
+    delete this;
+  }
+
+  /// Ends the stream with `status` (scene deleted, server draining): at once when waiting for the
+  /// client, else when the step in progress completes. Called with the service's stream lock held.
+  void Abort(const grpc::Status& status) {
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (finished_) return;
+      if (phase_ != Phase::kReading) {
+        abort_ = status;
+        return;
+      }
+      finish = TakeFinish(status);
+    }
+    DoFinish(*finish);
+  }
+
+  bool Matches(const std::string& tenant, const std::string& scene) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return tenant == tenant_ && scene == scene_;
+  }
+
+ private:
+  enum class Phase { kReading, kProcessing, kWriting };
+
+  void Process(Clock::time_point queued) {
+    const grpc::Status status = service_->StepOnce(tenant_, request_, &response_, queued);
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!status.ok() || abort_) {
+        phase_ = Phase::kReading;  // the read completed; nothing outstanding
+        finish = TakeFinish(!status.ok() ? status : *abort_);
+      } else {
+        phase_ = Phase::kWriting;
+      }
+    }
+    if (finish) return DoFinish(*finish);
+    StartWrite(&response_);
+  }
+
+  grpc::Status TakeFinish(const grpc::Status& status) {  // mu_ held, finished_ false
+    finished_ = true;
+    return status;
+  }
+
+  void DoFinish(const grpc::Status& status) {
+    service_->metrics().RpcHandled("StepStream", "bidi_stream", status.error_code(), Seconds(start_, Clock::now()));
+    Finish(status);
+  }
+
+  TaxelService* service_;
+  const std::string tenant_;
+  const Clock::time_point start_ = Clock::now();
+  v1::StepRequest request_;
+  v1::StepResponse response_;
+  std::mutex mu_;
+  std::string scene_;
+  Phase phase_ = Phase::kReading;
+  bool finished_ = false;
+  std::optional<grpc::Status> abort_;
+};
+
+// -----------------------------------------------------------------------------------------------
+
+TaxelService::TaxelService(Deps deps) : deps_(std::move(deps)) {}
+
+grpc::Status TaxelService::Authenticate(grpc::CallbackServerContext* ctx, std::string* tenant) const {
+  tenant->clear();
+  if (deps_.tokens.empty()) return grpc::Status::OK;
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  if (it == md.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: expected 'Bearer <token>' metadata");
+  }
+  const std::string value(it->second.data(), it->second.size());
+  if (!absl::StartsWith(value, "Bearer ")) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: expected 'Bearer <token>'");
+  }
+  auto t = deps_.tokens.find(value.substr(7));
+  if (t == deps_.tokens.end()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: unknown token");
+  *tenant = t->second;
+  return grpc::Status::OK;
+}
+
+template <typename Handler>
+grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ctx, const char* method,
+                                                 Handler handler) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  const auto start = Clock::now();
+  deps_.metrics->RpcStarted(method, "unary");
+  auto finish = [this, reactor, method, start](const grpc::Status& status) {
+    deps_.metrics->RpcHandled(method, "unary", status.error_code(), Seconds(start, Clock::now()));
+    if (!status.ok() && status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      Log(LogLevel::kDebug, "rpc_error",
+          {{"method", method}, {"code", std::to_string(status.error_code())}, {"message", status.error_message()}});
+    }
+    reactor->Finish(status);
+  };
+  std::string tenant;
+  const grpc::Status auth = Authenticate(ctx, &tenant);
+  if (!auth.ok()) {
+    finish(auth);
+    return reactor;
+  }
+  if (!deps_.executor->TrySubmit([handler = std::move(handler), finish, tenant, start]() mutable {
+        finish(handler(tenant, start));
+      })) {
+    finish(Busy());
+  }
+  deps_.metrics->SetExecutorQueueDepth(static_cast<int64_t>(deps_.executor->queue_depth()));
+  return reactor;
+}
+
+void TaxelService::UpdateGauges() {
+  deps_.metrics->SetScenes(deps_.registry->size());
+  deps_.metrics->SetMemoryBytes(deps_.registry->memory_bytes());
+}
+
+grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetServerInfoRequest*, v1::ServerInfo* out) {
+  return RunUnary(ctx, "GetServerInfo", [this, out](const std::string&, Clock::time_point) {
+    const Limits& l = deps_.options->limits;
+    out->set_version(kTaxelVersion);
+    out->set_grpc_version(grpc::Version());
+    auto* lim = out->mutable_limits();
+    lim->set_max_message_bytes(l.max_message_bytes);
+    lim->set_max_scenes(l.max_scenes);
+    lim->set_max_envs_per_scene(l.max_envs_per_scene);
+    lim->set_max_probes_per_scene(l.max_probes_per_scene);
+    lim->set_max_triangles_per_mesh(l.max_triangles_per_mesh);
+    lim->set_max_memory_bytes(l.max_memory_bytes);
+    for (const char* cap : {"sensor:contact_probe", "sensor:contact_depth_probe", "sensor:kinematic_taxel",
+                            "shape:sphere", "shape:box", "shape:capsule", "shape:cylinder", "shape:half_space",
+                            "shape:heightfield", "shape:mesh", "step_stream", "object_slots", "quat_order:xyzw",
+                            "quat_order:wxyz"}) {
+      out->add_capabilities(cap);
+    }
+    out->set_threads(deps_.eval_pool->num_workers());
+    out->set_num_scenes(deps_.registry->size());
+    out->set_num_meshes(deps_.meshes->size());
+    out->set_memory_bytes(deps_.registry->memory_bytes());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* ctx, const v1::UploadMeshRequest* req,
+                                                   v1::UploadMeshResponse* out) {
+  return RunUnary(ctx, "UploadMesh", [this, req, out](const std::string&, Clock::time_point) -> grpc::Status {
+    auto decode = [&]() -> absl::Status {
+      TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(req->vertices(), "vertices"));
+      if (v.shape.size() != 2 || v.shape[1] != 3) {
+        return absl::InvalidArgumentError(absl::StrCat("vertices: expected shape [V, 3], got ", ShapeString(v.shape)));
+      }
+      TAXEL_ASSIGN_OR_RETURN(TensorView t, ViewTensor(req->triangles(), "triangles"));
+      if (t.shape.size() != 2 || t.shape[1] != 3 || t.dtype != v1::INT32) {
+        return absl::InvalidArgumentError(absl::StrCat("triangles: expected INT32 of shape [T, 3], got ",
+                                                       v1::DType_Name(t.dtype), " ", ShapeString(t.shape)));
+      }
+      if (t.shape[0] > deps_.options->limits.max_triangles_per_mesh) {
+        return absl::ResourceExhaustedError(absl::StrCat("triangles: ", t.shape[0], " triangles exceed the limit of ",
+                                                         deps_.options->limits.max_triangles_per_mesh));
+      }
+      std::vector<double> storage;
+      TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> xyz, RealValues(v, "vertices", &storage));
+      std::vector<Eigen::Vector3d> vertices(v.shape[0]);
+      for (size_t i = 0; i < vertices.size(); ++i) vertices[i] = Eigen::Vector3d(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
+      std::vector<geometry::Triangle> triangles(t.shape[0]);
+      std::memcpy(triangles.data(), t.bytes.data(), t.bytes.size());
+      if (deps_.options->limits.max_memory_bytes > 0 &&
+          deps_.registry->memory_bytes() + static_cast<int64_t>(t.shape[0]) * 400 > deps_.options->limits.max_memory_bytes) {
+        return absl::ResourceExhaustedError("mesh: the server's memory limit would be exceeded");
+      }
+      TAXEL_ASSIGN_OR_RETURN(auto added, deps_.meshes->Add(std::move(vertices), std::move(triangles), ""));
+      out->set_mesh_id(added.id);
+      out->set_newly_added(added.newly_added);
+      const auto& m = added.mesh->mesh();
+      out->set_num_vertices(m.num_vertices());
+      out->set_num_triangles(m.num_triangles());
+      out->set_watertight(m.is_watertight());
+      out->set_was_inside_out(m.was_inside_out());
+      if (added.newly_added) {
+        Log(LogLevel::kInfo, "mesh_uploaded",
+            {{"mesh", added.id.substr(0, 16)}, {"triangles", std::to_string(m.num_triangles())},
+             {"watertight", m.is_watertight() ? "true" : "false"}});
+      }
+      UpdateGauges();
+      return absl::OkStatus();
+    };
+    return ToGrpcStatus(decode());
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext* ctx,
+                                                    const v1::CreateSceneRequest* req, v1::SceneInfo* out) {
+  return RunUnary(ctx, "CreateScene", [this, req, out](const std::string& tenant, Clock::time_point) {
+    if (draining_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down; no new scenes");
+    auto spec = DecodeSceneSpec(req->spec());
+    if (!spec.ok()) return ToGrpcStatus(spec.status(), "spec.");
+    const auto start = Clock::now();
+    auto entry = deps_.registry->Create(tenant, *std::move(spec));
+    if (!entry.ok()) {
+      Log(LogLevel::kInfo, "scene_create_failed", {{"scene", req->spec().name()}, {"error", std::string(entry.status().message())}});
+      return ToGrpcStatus(entry.status(), "spec.");
+    }
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    EncodeSceneInfo(*(*entry)->scene, out);
+    Log(LogLevel::kInfo, "scene_created",
+        {{"scene", out->name()}, {"tenant", tenant}, {"envs", std::to_string(out->num_envs())},
+         {"links", std::to_string(out->links_size())}, {"sensors", std::to_string(out->sensors_size())},
+         {"bytes", std::to_string(out->memory_bytes())}, {"ms", std::to_string(1e3 * Seconds(start, Clock::now()))}});
+    UpdateGauges();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::GetScene(grpc::CallbackServerContext* ctx, const v1::GetSceneRequest* req,
+                                                 v1::SceneInfo* out) {
+  return RunUnary(ctx, "GetScene", [this, req, out](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    EncodeSceneInfo(*(*entry)->scene, out);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::ListScenes(grpc::CallbackServerContext* ctx, const v1::ListScenesRequest*,
+                                                   v1::ListScenesResponse* out) {
+  return RunUnary(ctx, "ListScenes", [this, out](const std::string& tenant, Clock::time_point) {
+    for (const auto& entry : deps_.registry->List(tenant)) {
+      std::lock_guard<std::mutex> lock(entry->mu);
+      if (!entry->deleted) EncodeSceneInfo(*entry->scene, out->add_scenes());
+    }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext* ctx,
+                                                    const v1::DeleteSceneRequest* req, v1::DeleteSceneResponse*) {
+  return RunUnary(ctx, "DeleteScene", [this, req](const std::string& tenant, Clock::time_point) {
+    const absl::Status s = deps_.registry->Delete(tenant, req->scene());
+    if (!s.ok()) return ToGrpcStatus(s);
+    AbortStreams(tenant, req->scene(), SceneGone(req->scene()));
+    Log(LogLevel::kInfo, "scene_deleted", {{"scene", req->scene()}, {"tenant", tenant}});
+    UpdateGauges();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* ctx, const v1::AddSensorRequest* req,
+                                                  v1::SensorInfo* out) {
+  return RunUnary(ctx, "AddSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    auto spec = DecodeSensorSpec(req->sensor(), "sensor");
+    if (!spec.ok()) return ToGrpcStatus(spec.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    scene::Scene& scene = *(*entry)->scene;
+    if (auto s = deps_.registry->CheckAddSensor(scene, *spec); !s.ok()) return ToGrpcStatus(s);
+    auto id = scene.AddSensor(*spec, "sensor");
+    if (!id.ok()) return ToGrpcStatus(id.status());
+    EncodeSensorInfo(scene, *scene.FindSensor(*id), out);
+    deps_.registry->UpdateSceneBytes(**entry);
+    Log(LogLevel::kInfo, "sensor_added", {{"scene", req->scene()}, {"sensor", spec->name}});
+    UpdateGauges();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext* ctx,
+                                                     const v1::RemoveSensorRequest* req, v1::RemoveSensorResponse*) {
+  return RunUnary(ctx, "RemoveSensor", [this, req](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    scene::Scene& scene = *(*entry)->scene;
+    SensorId id;
+    if (req->sensor_case() == v1::RemoveSensorRequest::kName) {
+      const sensors::Sensor* s = scene.FindSensor(req->name());
+      if (s == nullptr) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("name: no sensor named '", req->name(), "'"));
+      }
+      id = s->id();
+    } else if (req->sensor_case() == v1::RemoveSensorRequest::kSensorId) {
+      id = SensorId(req->sensor_id());
+    } else {
+      return ToGrpcStatus(absl::InvalidArgumentError("sensor: expected sensor_id or name"));
+    }
+    if (auto s = scene.RemoveSensor(id); !s.ok()) return ToGrpcStatus(s);
+    deps_.registry->UpdateSceneBytes(**entry);
+    UpdateGauges();
+    return grpc::Status::OK;
+  });
+}
+
+grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepRequest& req, v1::StepResponse* out,
+                                    Clock::time_point queued_at) {
+  auto entry = deps_.registry->Get(tenant, req.scene());
+  if (!entry.ok()) return ToGrpcStatus(entry.status());
+  std::lock_guard<std::mutex> lock((*entry)->mu);
+  if ((*entry)->deleted) return SceneGone(req.scene());
+  scene::Scene& scene = *(*entry)->scene;
+  const auto t0 = Clock::now();
+  DecodedStep step;
+  if (auto s = DecodeStep(req, scene, &step); !s.ok()) return ToGrpcStatus(s);
+  auto plan = PlanRead(req.read(), scene, "read");
+  if (!plan.ok()) return ToGrpcStatus(plan.status());
+  scene::StepStats stats;
+  if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
+  const auto t2 = Clock::now();
+  auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
+  out->set_scene(req.scene());
+  out->set_sequence(req.sequence());
+  out->set_step(stats.step);
+  out->mutable_env_ids()->Assign(envs->begin(), envs->end());
+  EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
+  const auto t3 = Clock::now();
+  const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
+  auto* timing = out->mutable_timing();
+  timing->set_queue_us(1e6 * Seconds(queued_at, t0));
+  timing->set_decode_us(1e6 * decode);
+  timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
+  timing->set_encode_us(1e6 * Seconds(t2, t3));
+  Metrics& m = *deps_.metrics;
+  m.StepPhaseSeconds(StepPhase::kQueue, Seconds(queued_at, t0));
+  m.StepPhaseSeconds(StepPhase::kDecode, decode);
+  m.StepPhaseSeconds(StepPhase::kEvaluate, stats.evaluate_seconds);
+  m.StepPhaseSeconds(StepPhase::kEncode, Seconds(t2, t3));
+  for (int k = 0; k < 5; ++k) {
+    if (stats.probe_evaluations[k] > 0) {
+      m.ProbeEvaluations(sensors::SensorKindName(static_cast<sensors::SensorKind>(k)), stats.probe_evaluations[k]);
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, const v1::StepRequest* req,
+                                             v1::StepResponse* out) {
+  return RunUnary(ctx, "Step", [this, req, out](const std::string& tenant, Clock::time_point queued) {
+    return StepOnce(tenant, *req, out, queued);
+  });
+}
+
+grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* TaxelService::StepStream(
+    grpc::CallbackServerContext* ctx) {
+  std::string tenant;
+  const grpc::Status auth = Authenticate(ctx, &tenant);
+  if (!auth.ok() || draining_) {
+    // A reactor that ends at once.
+    class Refused final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+     public:
+      explicit Refused(const grpc::Status& s) { Finish(s); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused(!auth.ok() ? auth
+                                  : grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down"));
+  }
+  auto* stream = new StepStreamReactor(this, tenant);
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.insert(stream);
+  return stream;
+}
+
+void TaxelService::Unregister(StepStreamReactor* stream) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.erase(stream);
+}
+
+void TaxelService::AbortStreams(const std::string& tenant, const std::string& scene, const grpc::Status& status) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  for (StepStreamReactor* s : streams_) {
+    if (s->Matches(tenant, scene)) s->Abort(status);
+  }
+}
+
+void TaxelService::Drain() {
+  draining_ = true;
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  for (StepStreamReactor* s : streams_) {
+    s->Abort(grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down"));
+  }
+}
+
+grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext* ctx,
+                                                    const v1::ReadSensorsRequest* req, v1::ReadSensorsResponse* out) {
+  return RunUnary(ctx, "ReadSensors", [this, req, out](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    const scene::Scene& scene = *(*entry)->scene;
+    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+    auto envs = scene.ResolveEnvIds(requested);
+    if (!envs.ok()) return ToGrpcStatus(envs.status());
+    auto plan = PlanRead(req->read(), scene, "read");
+    if (!plan.ok()) return ToGrpcStatus(plan.status());
+    out->set_step(scene.step_count());
+    out->mutable_env_ids()->Assign(envs->begin(), envs->end());
+    EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* ctx, const v1::ResetEnvsRequest* req,
+                                                  v1::ResetEnvsResponse*) {
+  return RunUnary(ctx, "ResetEnvs", [this, req](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    const std::vector<int32_t> envs(req->env_ids().begin(), req->env_ids().end());
+    return ToGrpcStatus((*entry)->scene->Reset(envs));
+  });
+}
+
+grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerContext* ctx,
+                                                         const v1::GetContactMatrixRequest*,
+                                                         v1::GetContactMatrixResponse*) {
+  return RunUnary(ctx, "GetContactMatrix", [](const std::string&, Clock::time_point) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "GetContactMatrix: the partner-resolved contact matrix is planned and not available yet");
+  });
+}
+
+}  // namespace taxel::server
