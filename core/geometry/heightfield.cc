@@ -72,7 +72,11 @@ SignedDistanceResult Heightfield::Query(const Eigen::Vector3d& p, double max_dis
   // A surface point we already know bounds |sd| from above.
   const double upper = (p - on_surface).norm();
   const double limit = inside ? upper : std::min(upper, max_distance);
-  double best2 = limit * limit;
+  // A little slack (relative 1e-12, absolute 1e-12 of a cell) so that rounding cannot lose the
+  // triangle under the projection point itself, whose d2 may come out a few ulps above upper²
+  // (a finite answer may exceed max_distance; it is still exact).
+  const double slack = 1e-12 * std::max(dx_, dy_);
+  double best2 = limit * limit * (1 + 1e-12) + slack * slack;
   bool found = false;
   SignedDistanceResult r;
 
@@ -94,10 +98,13 @@ SignedDistanceResult Heightfield::Query(const Eigen::Vector3d& p, double max_dis
   // Top surface: the cells whose footprint is within the current bound.
   const double reach = std::sqrt(best2);
   const int ncx = cols_ - 1, ncy = rows_ - 1;
-  const int j0 = std::max(0, static_cast<int>(std::floor((p.x() - reach - x0_) / dx_)));
-  const int j1 = std::min(ncx - 1, static_cast<int>(std::floor((p.x() + reach - x0_) / dx_)));
-  const int i0 = std::max(0, static_cast<int>(std::floor((p.y() - reach - y0_) / dy_)));
-  const int i1 = std::min(ncy - 1, static_cast<int>(std::floor((p.y() + reach - y0_) / dy_)));
+  // Clamped in double before the conversion: for a far point the cell index overflows int.
+  auto first_cell = [](double u, int n) { return static_cast<int>(std::clamp(std::floor(u), 0.0, double(n))); };
+  auto last_cell = [](double u, int n) { return static_cast<int>(std::clamp(std::floor(u), -1.0, double(n - 1))); };
+  const int j0 = first_cell((p.x() - reach - x0_) / dx_, ncx);
+  const int j1 = last_cell((p.x() + reach - x0_) / dx_, ncx);
+  const int i0 = first_cell((p.y() - reach - y0_) / dy_, ncy);
+  const int i1 = last_cell((p.y() + reach - y0_) / dy_, ncy);
   for (int i = i0; i <= i1; ++i) {
     for (int j = j0; j <= j1; ++j) {
       const size_t cell = static_cast<size_t>(i) * ncx + j;
@@ -124,8 +131,10 @@ SignedDistanceResult Heightfield::Query(const Eigen::Vector3d& p, double max_dis
     }
   }
   if (!found) {
-    if (!inside) return SignedDistanceResult();  // outside, nothing within max_distance
-    // Rounding can only lose the projection point itself; it is on the surface.
+    // Nothing nearer than the projection point: rounding can lose that point itself (its own
+    // triangle's d2 may come out a few ulps above upper²), and it is on the surface. Outside,
+    // it answers only when it is within reach.
+    if (!inside && !(upper <= max_distance)) return SignedDistanceResult();  // nothing within reach
     best2 = upper * upper;
     r.closest = on_surface;
     r.normal = Eigen::Vector3d::UnitZ();

@@ -49,17 +49,18 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
 bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_distance,
                                       ClosestPointResult* out) const {
   const std::vector<BvhNode>& nodes = bvh_.nodes();
-  const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()),
-              pz = static_cast<float>(p.z());
   double best = max_distance * max_distance;
+  // Node bounds in double from the unrounded point: a float query point (or float products) is off
+  // by ~1e-7·|p|, more than the bounds' inflation once p is a few extents away, and then pruning
+  // could drop the true closest triangle (and the pseudo-normal sign of a wrong one can flip).
   struct Entry {
     uint32_t node;
-    float d2;
+    double d2;
   };
   Entry stack[kBvhMaxDepth];
   int sp = 0;
   uint32_t node = 0;
-  if (NodeSquaredDistance(nodes[0], px, py, pz) > best) return false;
+  if (NodeSquaredDistance(nodes[0], p) > best) return false;
   bool found = false;
   int best_slot = -1;
   TriangleFeature best_feature = TriangleFeature::kFace;
@@ -82,8 +83,8 @@ bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_dista
       }
     } else {
       uint32_t near = n.index, far = n.index + 1;
-      float d_near = NodeSquaredDistance(nodes[near], px, py, pz);
-      float d_far = NodeSquaredDistance(nodes[far], px, py, pz);
+      double d_near = NodeSquaredDistance(nodes[near], p);
+      double d_far = NodeSquaredDistance(nodes[far], p);
       if (d_far < d_near) std::swap(near, far), std::swap(d_near, d_far);
       if (d_near <= best) {
         if (d_far <= best) stack[sp++] = {far, d_far};
@@ -134,7 +135,14 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   ClosestPointResult c;
   bool inside;
   if (ClosestPoint(p, max_distance, &c)) {
-    inside = mesh_->is_watertight() ? InsideByPseudoNormal(p, c) : WindingNumber(p) >= 0.5;
+    if (mesh_->is_watertight()) {
+      // The sign grid where it is decided (as IsInside does): the pseudo-normal test needs the
+      // true closest feature, which rounding can no longer single out once |p| dwarfs the mesh.
+      const int side = GridSide(p);
+      inside = side == 2 ? InsideByPseudoNormal(p, c) : side == 1;
+    } else {
+      inside = WindingNumber(p) >= 0.5;
+    }
   } else {
     // No surface within reach: decide the side cheaply, and only inside pay for the exact depth.
     if (mesh_->is_watertight()) {
@@ -236,9 +244,12 @@ double MeshSignedDistance::WindingNumber(const Eigen::Vector3d& q) const {
 
 int MeshSignedDistance::GridSide(const Eigen::Vector3d& p) const {
   const Eigen::Vector3d t = (p - grid_origin_) / grid_cell_;
-  if (!(t.x() >= 0 && t.y() >= 0 && t.z() >= 0)) return 0;
+  // Range check in double before the conversion: a far point would overflow int (undefined).
+  if (!(t.x() >= 0 && t.y() >= 0 && t.z() >= 0 && t.x() < grid_dims_.x() && t.y() < grid_dims_.y() &&
+        t.z() < grid_dims_.z())) {
+    return 0;
+  }
   const int i = static_cast<int>(t.x()), j = static_cast<int>(t.y()), k = static_cast<int>(t.z());
-  if (i >= grid_dims_.x() || j >= grid_dims_.y() || k >= grid_dims_.z()) return 0;
   return grid_[(static_cast<size_t>(k) * grid_dims_.y() + j) * grid_dims_.x() + i];
 }
 

@@ -13,7 +13,9 @@
 // Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
 // BVH node farther than max_distance. When no surface is within reach, the side is read from a
 // coarse inside/outside voxel grid built once per watertight mesh (cells crossed by the surface
-// are resolved by an exact query), so a far-outside probe costs one pruned traversal.
+// are resolved by an exact query), so a far-outside probe costs one pruned traversal. The grid
+// also decides the side of points in cells no triangle touches when a surface is within reach
+// (same answer as the pseudo-normal, but immune to rounding for points far from the mesh).
 #ifndef TAXEL_CORE_GEOMETRY_MESH_SIGNED_DISTANCE_H_
 #define TAXEL_CORE_GEOMETRY_MESH_SIGNED_DISTANCE_H_
 

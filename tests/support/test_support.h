@@ -24,6 +24,22 @@ std::shared_ptr<const geometry::MeshSignedDistance> MakeSdf(geometry::MeshData d
 /// Brute-force closest squared distance from p to the mesh surface (every triangle).
 double BruteForceSquaredDistance(const geometry::TriangleMesh& mesh, const Eigen::Vector3d& p);
 
+/// Deterministic unit vectors, uniform on the sphere (normalised Gaussian triples, seeded).
+std::vector<Eigen::Vector3d> UniformDirections(int n, uint64_t seed);
+
+/// Brute-force generalised winding number: the sum over every triangle of its signed solid angle
+/// seen from p (Van Oosterom & Strackee 1983), over 4π, in the triangles' own orientation. For a
+/// closed, consistently oriented mesh it is the exact integer (1 inside, 0 outside for an outward
+/// mesh) up to rounding, wherever p is not on the surface. Independent of the library's
+/// hierarchical evaluation.
+double BruteForceWindingNumber(const geometry::TriangleMesh& mesh, const Eigen::Vector3d& p);
+
+/// Points near the features of a mesh: one third each near a vertex, a point on an edge and a
+/// point inside the face of a triangle picked uniformly at random, displaced along a random
+/// direction by a distance log-uniform in [min_offset, max_offset]. Seeded.
+std::vector<Eigen::Vector3d> NearFeaturePoints(const geometry::TriangleMesh& mesh, int n, double min_offset,
+                                               double max_offset, uint64_t seed);
+
 }  // namespace taxel::testing
 
 #endif  // TAXEL_TESTS_SUPPORT_TEST_SUPPORT_H_

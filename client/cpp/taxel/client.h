@@ -1,0 +1,107 @@
+// taxel::Client — the C++ client of the Taxel service.
+//
+//   auto client = taxel::Client::Connect("127.0.0.1:50051");
+//   auto info = (*client)->GetServerInfo();
+//
+// Every unary call has a deadline (Options::timeout_seconds) and returns absl::StatusOr; the
+// status keeps the server's code and message (which names the offending field).
+#ifndef TAXEL_CLIENT_CPP_TAXEL_CLIENT_H_
+#define TAXEL_CLIENT_CPP_TAXEL_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "grpcpp/grpcpp.h"
+#include "taxel/v1/service.grpc.pb.h"
+
+namespace taxel {
+
+class StepStream;
+
+class Client {
+ public:
+  struct Options {
+    std::string target = "127.0.0.1:50051";  ///< host:port or unix:/path
+    double timeout_seconds = 60;             ///< deadline of each unary call
+    int64_t max_message_bytes = 64LL << 20;  ///< match the server's limit
+    std::string bearer_token;                ///< sent as "authorization: Bearer <token>" if set
+    std::shared_ptr<grpc::ChannelCredentials> credentials;  ///< default: insecure
+  };
+
+  /// Creates the channel (connection is lazy; the first call connects).
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(Options options);
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& target) {
+    Options options;
+    options.target = target;
+    return Connect(std::move(options));
+  }
+
+  absl::StatusOr<v1::ServerInfo> GetServerInfo();
+  /// vertices: V·3 coordinates (m); triangles: T·3 indices.
+  absl::StatusOr<v1::UploadMeshResponse> UploadMesh(absl::Span<const double> vertices,
+                                                    absl::Span<const int32_t> triangles);
+  absl::StatusOr<v1::SceneInfo> CreateScene(const v1::SceneSpec& spec);
+  absl::StatusOr<v1::SceneInfo> GetScene(const std::string& scene);
+  absl::StatusOr<v1::ListScenesResponse> ListScenes();
+  absl::Status DeleteScene(const std::string& scene);
+  absl::StatusOr<v1::SensorInfo> AddSensor(const std::string& scene, const v1::SensorSpec& sensor);
+  absl::Status RemoveSensor(const std::string& scene, const std::string& sensor_name);
+  absl::StatusOr<v1::StepResponse> Step(const v1::StepRequest& request);
+  absl::StatusOr<v1::ReadSensorsResponse> ReadSensors(const v1::ReadSensorsRequest& request);
+  absl::Status ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids = {});
+  absl::StatusOr<v1::GetContactMatrixResponse> GetContactMatrix(const v1::GetContactMatrixRequest& request);
+
+  /// Opens a StepStream (no deadline: a stream lives as long as the simulation).
+  std::unique_ptr<StepStream> OpenStepStream();
+
+  v1::Taxel::Stub& stub() { return *stub_; }
+  const Options& options() const { return options_; }
+
+ private:
+  explicit Client(Options options) : options_(std::move(options)) {}
+  void Prepare(grpc::ClientContext* ctx, bool deadline = true) const;
+  Options options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Taxel::Stub> stub_;
+};
+
+/// A synchronous bidirectional step stream: Step() writes one request and reads its response.
+class StepStream {
+ public:
+  ~StepStream();
+  /// Sends `request` (its sequence number is filled in) and waits for the response.
+  absl::StatusOr<v1::StepResponse> Step(v1::StepRequest request);
+  /// Half-closes and returns the stream's final status.
+  absl::Status Close();
+
+ private:
+  friend class Client;
+  StepStream() = default;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::StepRequest, v1::StepResponse>> stream_;
+  uint64_t next_sequence_ = 1;
+  bool closed_ = false;
+};
+
+/// grpc::Status → absl::Status (code and message kept).
+absl::Status FromGrpc(const grpc::Status& status);
+
+// ---- Tensor helpers ----
+
+/// A FLOAT64 tensor of the given shape from values (copied).
+v1::Tensor DoubleTensor(absl::Span<const int64_t> shape, absl::Span<const double> values);
+v1::Tensor FloatTensor(absl::Span<const int64_t> shape, absl::Span<const float> values);
+v1::Tensor Int32Tensor(absl::Span<const int64_t> shape, absl::Span<const int32_t> values);
+/// Element values of a FLOAT32 output tensor (copied; INVALID_ARGUMENT for another dtype or a
+/// byte length that does not match the shape).
+absl::StatusOr<std::vector<float>> FloatValues(const v1::Tensor& tensor);
+/// Number of elements of a tensor's shape.
+int64_t NumElements(const v1::Tensor& tensor);
+
+}  // namespace taxel
+
+#endif  // TAXEL_CLIENT_CPP_TAXEL_CLIENT_H_
