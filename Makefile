@@ -3,14 +3,14 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench clean
+.PHONY: all deps configure build test bench run demo clean
 
 all: build
 
 deps:
 	scripts/install-deps.sh
 
-configure:
+configure: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 build: configure
@@ -21,6 +21,12 @@ test: build
 
 bench: build
 	$(BUILD_DIR)/bench/taxel-bench $(BENCH_ARGS)
+
+run: build
+	$(BUILD_DIR)/server/taxel-server $(RUN_ARGS)
+
+demo: build
+	BUILD_DIR=$(BUILD_DIR) scripts/demo.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
