@@ -1,0 +1,270 @@
+// Mesh signed-distance cases (DESIGN.md §10):
+//   sdf_near/<mesh>     MeshSignedDistance::Query(p, 2 mm) on points within ±2 mm of the surface
+//   sdf_uniform/<mesh>  MeshSignedDistance::Query(p) (unbounded) on points uniform in 1.2× the box
+//   embree_near/<mesh>  Embree 3 rtcPointQuery closest point on the sdf_near points, radius 2 mm
+// Unit qps (queries per second, all threads together). Points are split into chunks of kChunk
+// handed out by ThreadPool::ParallelFor. sdf_near and embree_near of one mesh and thread count are
+// timed in the same loop, repeats interleaved (T E, E T, ...), so that their ratio is not skewed
+// by drift in machine load; whichever case runs first measures both and the other reuses it.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/bench_registry.h"
+#include "bench/mesh_sdf_fixtures.h"
+#include "core/common/executor.h"
+#include "core/geometry/mesh_signed_distance.h"
+
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+#include "bench/embree_closest_point.h"
+#endif
+
+namespace taxel::bench {
+namespace {
+
+using geometry::MeshSignedDistance;
+
+constexpr int64_t kChunk = 1024;  // points per ParallelFor task
+
+int64_t NumChunks(size_t n) { return static_cast<int64_t>((n + kChunk - 1) / kChunk); }
+
+// Signed distance of every point into *out (the stores keep the work observable).
+void TaxelQueryAll(ThreadPool& pool, const MeshSignedDistance& sdf, const std::vector<Eigen::Vector3d>& points,
+                   double max_distance, std::vector<double>* out) {
+  const int64_t n = static_cast<int64_t>(points.size());
+  pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
+    const int64_t end = std::min(n, (task + 1) * kChunk);
+    for (int64_t i = task * kChunk; i < end; ++i) (*out)[i] = sdf.Query(points[i], max_distance).distance;
+  });
+}
+
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+const EmbreeClosestPoint& GetEmbree(const std::string& mesh) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<EmbreeClosestPoint>>();
+  auto& slot = (*cache)[mesh];
+  if (!slot) slot = std::make_unique<EmbreeClosestPoint>(*GetSdfFixture(mesh).mesh);
+  return *slot;
+}
+
+// Unsigned distance of every point into *out (+inf when nothing within max_distance).
+void EmbreeQueryAll(ThreadPool& pool, const EmbreeClosestPoint& embree, const std::vector<Eigen::Vector3d>& points,
+                    double max_distance, std::vector<double>* out) {
+  const int64_t n = static_cast<int64_t>(points.size());
+  pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
+    const int64_t end = std::min(n, (task + 1) * kChunk);
+    EmbreeClosestPoint::Result r;
+    for (int64_t i = task * kChunk; i < end; ++i) {
+      (*out)[i] = embree.ClosestPoint(points[i], max_distance, &r) ? std::sqrt(r.squared_distance) : INFINITY;
+    }
+  });
+}
+#endif
+
+// Seconds per pass over the near points, one entry per timed repeat.
+struct NearTimings {
+  std::vector<double> taxel_s;
+  std::vector<double> embree_s;  // empty without Embree
+};
+
+const NearTimings& GetNearTimings(const std::string& mesh, int threads, int repeats) {
+  static auto* cache = new std::map<std::pair<std::string, int>, NearTimings>();
+  const auto key = std::make_pair(mesh, threads);
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  const SdfFixture& f = GetSdfFixture(mesh);
+  ThreadPool pool(threads);
+  std::vector<double> taxel_out(f.near_points.size());
+  auto run_taxel = [&] { TaxelQueryAll(pool, *f.sdf, f.near_points, kNearShell, &taxel_out); };
+  NearTimings t;
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+  const EmbreeClosestPoint& embree = GetEmbree(mesh);
+  std::vector<double> embree_out(f.near_points.size());
+  auto run_embree = [&] { EmbreeQueryAll(pool, embree, f.near_points, kNearShell, &embree_out); };
+  run_taxel();  // warm-ups, not counted
+  run_embree();
+  for (int r = 0; r < repeats; ++r) {
+    if (r % 2 == 0) {
+      t.taxel_s.push_back(TimeOnce(run_taxel));
+      t.embree_s.push_back(TimeOnce(run_embree));
+    } else {
+      t.embree_s.push_back(TimeOnce(run_embree));
+      t.taxel_s.push_back(TimeOnce(run_taxel));
+    }
+  }
+#else
+  t.taxel_s = TimeRepeats(repeats, run_taxel);
+#endif
+  return cache->emplace(key, std::move(t)).first->second;
+}
+
+// Work per query, measured by the counting traversal (not timed).
+struct WorkPerQuery {
+  double nodes = 0, box_tests = 0, triangles = 0;
+  bool verified = true;  // the counting traversal found exactly the distances ClosestPoint finds
+};
+
+const WorkPerQuery& GetWork(const std::string& mesh, bool near) {
+  static auto* cache = new std::map<std::pair<std::string, bool>, WorkPerQuery>();
+  const auto key = std::make_pair(mesh, near);
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  const SdfFixture& f = GetSdfFixture(mesh);
+  const std::vector<Eigen::Vector3d>& points = near ? f.near_points : f.uniform_points;
+  const double max_distance = near ? kNearShell : INFINITY;
+  TraversalCounts counts;
+  WorkPerQuery w;
+  for (const Eigen::Vector3d& p : points) {
+    const double d2 = CountingClosestPoint(*f.sdf, p, max_distance, &counts);
+    geometry::ClosestPointResult c;
+    const bool found = f.sdf->ClosestPoint(p, max_distance, &c);
+    if (found != std::isfinite(d2) || (found && c.squared_distance != d2)) w.verified = false;
+  }
+  const double n = static_cast<double>(points.size());
+  w.nodes = counts.nodes_visited / n;
+  w.box_tests = counts.box_tests / n;
+  w.triangles = counts.triangles_tested / n;
+  return cache->emplace(key, w).first->second;
+}
+
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+constexpr double kMatchTolerance = 1e-9;  // metres, Embree vs Taxel distance
+
+// Median rate (items per second) over timed passes of `count` items.
+double MedianRate(const std::vector<double>& seconds, double count) {
+  std::vector<double> rates;
+  for (const double s : seconds) rates.push_back(count / s);
+  return Median(rates);
+}
+
+// Embree vs Taxel on every near point, once per mesh (not timed).
+struct NearCheck {
+  int64_t compared = 0;    // points where both found a surface within the radius
+  int64_t mismatches = 0;  // of those, | Embree distance − |Taxel signed distance| | > kMatchTolerance
+  double max_abs_diff = 0;
+  double embree_triangles_per_query = 0;  // callbacks per query
+};
+
+const NearCheck& GetNearCheck(const std::string& mesh) {
+  static auto* cache = new std::map<std::string, NearCheck>();
+  if (auto it = cache->find(mesh); it != cache->end()) return it->second;
+  const SdfFixture& f = GetSdfFixture(mesh);
+  const EmbreeClosestPoint& embree = GetEmbree(mesh);
+  NearCheck c;
+  int64_t callbacks = 0;
+  for (const Eigen::Vector3d& p : f.near_points) {
+    const geometry::SignedDistanceResult t = f.sdf->Query(p, kNearShell);
+    EmbreeClosestPoint::Result e;
+    const bool e_found = embree.ClosestPoint(p, kNearShell, &e);
+    callbacks += e.callbacks;
+    if (!t.found() || !e_found) continue;
+    ++c.compared;
+    const double diff = std::abs(std::sqrt(e.squared_distance) - std::abs(t.distance));
+    c.max_abs_diff = std::max(c.max_abs_diff, diff);
+    if (diff > kMatchTolerance) ++c.mismatches;
+  }
+  c.embree_triangles_per_query = static_cast<double>(callbacks) / f.near_points.size();
+  return cache->emplace(mesh, c).first->second;
+}
+#endif
+
+void AddMeshFields(const SdfFixture& f, Record* r) {
+  r->AddInt("triangles", f.mesh->num_triangles());
+  r->AddInt("points", kSdfPoints);
+}
+
+void AddWorkFields(const WorkPerQuery& w, Record* r) {
+  r->AddNumber("nodes_per_query", w.nodes);
+  r->AddNumber("box_tests_per_query", w.box_tests);
+  r->AddNumber("triangles_per_query", w.triangles);
+  r->AddString("work_counts", w.verified ? "verified" : "counting traversal disagrees with ClosestPoint");
+}
+
+void RunSdfNear(Context& ctx, const std::string& mesh) {
+  const SdfFixture& f = GetSdfFixture(mesh);
+  double qps_1thread = NAN;
+  for (const int threads : ctx.thread_counts()) {
+    const NearTimings& t = GetNearTimings(mesh, threads, ctx.repeats());
+    Record r = ctx.NewRecord(threads, "qps");
+    r.samples = t.taxel_s;
+    SamplesToRate(&r, kSdfPoints);
+    const double qps = Median(r.samples);
+    if (threads == 1) qps_1thread = qps;
+    AddMeshFields(f, &r);
+    r.AddNumber("search_radius_m", kNearShell);
+    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+    const double embree_qps = MedianRate(t.embree_s, kSdfPoints);
+    r.AddNumber("embree_qps", embree_qps);
+    r.AddNumber("ratio_vs_embree", qps / embree_qps);
+    const NearCheck& check = GetNearCheck(mesh);
+    r.AddInt("mismatches", check.mismatches);
+    r.AddInt("compared", check.compared);
+    r.AddNumber("max_abs_diff_m", check.max_abs_diff);
+    r.AddNumber("embree_triangles_per_query", check.embree_triangles_per_query);
+#endif
+    AddWorkFields(GetWork(mesh, /*near=*/true), &r);
+    ctx.Emit(r);
+  }
+}
+
+void RunSdfUniform(Context& ctx, const std::string& mesh) {
+  const SdfFixture& f = GetSdfFixture(mesh);
+  std::vector<double> out(f.uniform_points.size());
+  double qps_1thread = NAN;
+  for (const int threads : ctx.thread_counts()) {
+    ThreadPool pool(threads);
+    Record r = ctx.NewRecord(threads, "qps");
+    r.samples = TimeRepeats(ctx.repeats(), [&] { TaxelQueryAll(pool, *f.sdf, f.uniform_points, INFINITY, &out); });
+    SamplesToRate(&r, kSdfPoints);
+    const double qps = Median(r.samples);
+    if (threads == 1) qps_1thread = qps;
+    AddMeshFields(f, &r);
+    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
+    int64_t inside = 0;
+    for (const double d : out) inside += d < 0;
+    r.AddInt("inside", inside);
+    AddWorkFields(GetWork(mesh, /*near=*/false), &r);
+    ctx.Emit(r);
+  }
+}
+
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+void RunEmbreeNear(Context& ctx, const std::string& mesh) {
+  const SdfFixture& f = GetSdfFixture(mesh);
+  double qps_1thread = NAN;
+  for (const int threads : ctx.thread_counts()) {
+    const NearTimings& t = GetNearTimings(mesh, threads, ctx.repeats());
+    Record r = ctx.NewRecord(threads, "qps");
+    r.samples = t.embree_s;
+    SamplesToRate(&r, kSdfPoints);
+    const double qps = Median(r.samples);
+    if (threads == 1) qps_1thread = qps;
+    AddMeshFields(f, &r);
+    r.AddNumber("search_radius_m", kNearShell);
+    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
+    const NearCheck& check = GetNearCheck(mesh);
+    r.AddInt("mismatches", check.mismatches);
+    r.AddInt("compared", check.compared);
+    r.AddNumber("triangles_per_query", check.embree_triangles_per_query);
+    ctx.Emit(r);
+  }
+}
+#endif
+
+// Case names are a contract (DESIGN.md §10): never rename.
+TAXEL_BENCH_CASE("sdf_near/ico20k", [](Context& c) { RunSdfNear(c, "ico20k"); });
+TAXEL_BENCH_CASE("sdf_near/ico200k", [](Context& c) { RunSdfNear(c, "ico200k"); });
+TAXEL_BENCH_CASE("sdf_near/torus50k", [](Context& c) { RunSdfNear(c, "torus50k"); });
+TAXEL_BENCH_CASE("sdf_uniform/ico20k", [](Context& c) { RunSdfUniform(c, "ico20k"); });
+TAXEL_BENCH_CASE("sdf_uniform/ico200k", [](Context& c) { RunSdfUniform(c, "ico200k"); });
+TAXEL_BENCH_CASE("sdf_uniform/torus50k", [](Context& c) { RunSdfUniform(c, "torus50k"); });
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+TAXEL_BENCH_CASE("embree_near/ico20k", [](Context& c) { RunEmbreeNear(c, "ico20k"); });
+TAXEL_BENCH_CASE("embree_near/ico200k", [](Context& c) { RunEmbreeNear(c, "ico200k"); });
+TAXEL_BENCH_CASE("embree_near/torus50k", [](Context& c) { RunEmbreeNear(c, "torus50k"); });
+#endif
+
+}  // namespace
+}  // namespace taxel::bench
