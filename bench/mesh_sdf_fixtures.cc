@@ -25,12 +25,6 @@ constexpr double kUniformScale = 1.2;
 
 // Squared distance from p to a node's box in double (0 inside): the same arithmetic as the bound
 // MeshSignedDistance::ClosestPoint prunes with, so that the counts follow the same path.
-double BoxSquaredDistance(const geometry::BvhNode& n, const Eigen::Vector3d& p) {
-  const double dx = std::max(std::max(double{n.lo[0]} - p.x(), p.x() - double{n.hi[0]}), 0.0);
-  const double dy = std::max(std::max(double{n.lo[1]} - p.y(), p.y() - double{n.hi[1]}), 0.0);
-  const double dz = std::max(std::max(double{n.lo[2]} - p.z(), p.z() - double{n.hi[2]}), 0.0);
-  return dx * dx + dy * dy + dz * dz;
-}
 
 MeshData MakeMeshData(const std::string& name) {
   if (name == "ico20k") return geometry::GeodesicSphere(0.05, 32);
@@ -98,59 +92,6 @@ std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, doub
     points[i] = c + (2 * u.array() - 1).matrix().cwiseProduct(h);
   }
   return points;
-}
-
-double CountingClosestPoint(const geometry::MeshSignedDistance& sdf, const Eigen::Vector3d& p,
-                            double max_distance, TraversalCounts* counts) {
-  using geometry::BvhNode;
-  const std::vector<BvhNode>& nodes = sdf.bvh().nodes();
-  const std::vector<uint32_t>& order = sdf.bvh().primitive_order();
-  const geometry::TriangleMesh& mesh = sdf.mesh();
-  double best = max_distance * max_distance;
-  struct Entry {
-    uint32_t node;
-    double d2;
-  };
-  Entry stack[geometry::kBvhMaxDepth];
-  int sp = 0;
-  uint32_t node = 0;
-  ++counts->box_tests;
-  if (BoxSquaredDistance(nodes[0], p) > best) return std::numeric_limits<double>::infinity();
-  bool found = false;
-  while (true) {
-    ++counts->nodes_visited;
-    const BvhNode& n = nodes[node];
-    if (n.is_leaf()) {
-      for (uint32_t s = n.index, end = n.index + n.count; s < end; ++s) {
-        const geometry::Triangle& tri = mesh.triangle(static_cast<int>(order[s]));
-        geometry::TriangleFeature f;
-        const Eigen::Vector3d c =
-            geometry::ClosestPointOnTriangle(p, mesh.vertex(tri[0]), mesh.vertex(tri[1]), mesh.vertex(tri[2]), &f);
-        ++counts->triangles_tested;
-        const double d2 = (p - c).squaredNorm();
-        if (d2 < best || (!found && d2 <= best)) {
-          best = d2;
-          found = true;
-        }
-      }
-    } else {
-      uint32_t near = n.index, far = n.index + 1;
-      double d_near = BoxSquaredDistance(nodes[near], p);
-      double d_far = BoxSquaredDistance(nodes[far], p);
-      counts->box_tests += 2;
-      if (d_far < d_near) std::swap(near, far), std::swap(d_near, d_far);
-      if (d_near <= best) {
-        if (d_far <= best) stack[sp++] = {far, d_far};
-        node = near;
-        continue;
-      }
-    }
-    do {
-      if (sp == 0) return found ? best : std::numeric_limits<double>::infinity();
-      --sp;
-    } while (stack[sp].d2 > best);
-    node = stack[sp].node;
-  }
 }
 
 }  // namespace taxel::bench

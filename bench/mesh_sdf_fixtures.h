@@ -1,5 +1,4 @@
-// Inputs of the mesh signed-distance benchmarks: the three meshes, their query points, and a
-// counting re-implementation of the BVH traversal (to report work per query from outside core/).
+// Inputs of the mesh signed-distance benchmarks: the three meshes and their query points.
 #ifndef TAXEL_BENCH_MESH_SDF_FIXTURES_H_
 #define TAXEL_BENCH_MESH_SDF_FIXTURES_H_
 
@@ -49,21 +48,6 @@ std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mes
 /// Deterministic: point i uses Philox4x32(seed, stream 1) at counter (i, 0, 0, 0).
 std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, double scale, int n,
                                               uint64_t seed);
-
-/// Work done by one closest-point traversal.
-struct TraversalCounts {
-  int64_t nodes_visited = 0;     ///< nodes entered (inner and leaf), root included
-  int64_t box_tests = 0;         ///< node box distance evaluations
-  int64_t triangles_tested = 0;  ///< point-triangle closest-point evaluations
-};
-
-/// Re-implements MeshSignedDistance::ClosestPoint (same BVH, same visiting order, same pruning
-/// with double box bounds from the unrounded point, same tie rule) and adds its work to *counts.
-/// Returns the squared distance found (metres²), +inf when nothing lies within max_distance.
-/// The cases compare every answer with ClosestPoint's and report "work_counts" as "verified" only
-/// when all agree: if core's traversal changes, that field says the counts no longer apply.
-double CountingClosestPoint(const geometry::MeshSignedDistance& sdf, const Eigen::Vector3d& p_MQ,
-                            double max_distance, TraversalCounts* counts);
 
 }  // namespace taxel::bench
 

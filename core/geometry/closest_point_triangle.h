@@ -33,7 +33,7 @@ inline int FeatureLocalIndex(TriangleFeature f) {
 }
 
 /// Returns the point of triangle (a, b, c) closest to p and sets *feature. All in one frame.
-inline Eigen::Vector3d ClosestPointOnTriangle(const Eigen::Vector3d& p, const Eigen::Vector3d& a,
+__attribute__((always_inline)) inline Eigen::Vector3d ClosestPointOnTriangle(const Eigen::Vector3d& p, const Eigen::Vector3d& a,
                                               const Eigen::Vector3d& b, const Eigen::Vector3d& c,
                                               TriangleFeature* feature) {
   const Eigen::Vector3d ab = b - a, ac = c - a, ap = p - a;

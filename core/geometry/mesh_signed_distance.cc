@@ -33,6 +33,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
     for (int k = 0; k < 3; ++k) bounds[t].Extend(m.vertex(m.triangle(t)[k]));
   }
   sdf->bvh_ = Bvh::Build(bounds, 4);
+  sdf->bvh4_ = Bvh4::FromBinary(sdf->bvh_);
   const auto& order = sdf->bvh_.primitive_order();
   sdf->leaf_vertices_.resize(3 * order.size());
   sdf->leaf_triangle_.resize(order.size());
@@ -48,65 +49,122 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
 
 bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_distance,
                                       ClosestPointResult* out) const {
-  const std::vector<BvhNode>& nodes = bvh_.nodes();
+  return ClosestPointImpl<false>(p, max_distance, out, nullptr);
+}
+
+bool MeshSignedDistance::ClosestPointCounted(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out,
+                                             TraversalStats* stats) const {
+  return ClosestPointImpl<true>(p, max_distance, out, stats);
+}
+
+template <bool kCount>
+bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out,
+                                          TraversalStats* stats) const {
+  // Box tests run in float, four children at a time. The bounds are float values rounded
+  // outwards; the query point rounded to float moves by at most eps·M (M = its largest
+  // coordinate) and the float arithmetic loses a few eps relative. A node is pruned only when
+  // its float distance exceeds (b·(1 + 8 eps) + 2·eps·M)² for the current best distance b, which
+  // any node holding a point within b satisfies: pruning stays exact wherever p is.
+  constexpr double kEps = 1.0 / (1 << 24);
+  const std::vector<Bvh4Node>& nodes = bvh4_.nodes();
+  const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
+  const double slack = 2 * kEps * p.cwiseAbs().maxCoeff();
   double best = max_distance * max_distance;
-  // Node bounds in double from the unrounded point: a float query point (or float products) is off
-  // by ~1e-7·|p|, more than the bounds' inflation once p is a few extents away, and then pruning
-  // could drop the true closest triangle (and the pseudo-normal sign of a wrong one can flip).
-  struct Entry {
-    uint32_t node;
-    double d2;
+  auto threshold = [&](double b2) -> float {
+    if (!(b2 < std::numeric_limits<double>::infinity())) return std::numeric_limits<float>::infinity();
+    const double t = std::sqrt(b2) * (1 + 8 * kEps) + slack;
+    return static_cast<float>(t * t * (1 + 4 * kEps));  // the float rounding stays above t²
   };
-  Entry stack[kBvhMaxDepth];
+  float limit = threshold(best);
+  struct Entry {
+    uint32_t index, count;  // count > 0: a leaf's primitive range; 0: an inner node
+    float d2;
+  };
+  Entry stack[kBvh4StackSize];
   int sp = 0;
-  uint32_t node = 0;
-  if (NodeSquaredDistance(nodes[0], p) > best) return false;
   bool found = false;
   int best_slot = -1;
   TriangleFeature best_feature = TriangleFeature::kFace;
   Eigen::Vector3d best_point;
+  auto accept = [&](double d2, uint32_t s, TriangleFeature f, const Eigen::Vector3d& c) {
+    best = d2;
+    limit = threshold(best);
+    found = true;
+    best_slot = static_cast<int>(s);
+    best_feature = f;
+    best_point = c;
+  };
+  auto test_slot = [&](uint32_t s) {
+    if constexpr (kCount) ++stats->triangles;
+    TriangleFeature f;
+    const Eigen::Vector3d c = ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1],
+                                                     leaf_vertices_[3 * s + 2], &f);
+    const double d2 = (p - c).squaredNorm();
+    if (d2 < best || (!found && d2 <= best)) accept(d2, s, f, c);
+  };
+  auto test_leaf = [&](uint32_t first, uint32_t count) {
+    for (uint32_t s = first, end = first + count; s < end; ++s) test_slot(s);
+  };
+  // Depth-first, nearest child first. `hit` holds the children of the current node within
+  // reach; all but the nearest go on the stack (farthest deepest).
+  auto visit = [&](const Entry& e) -> bool {  // true: descend into e (an inner node)
+    if (e.count > 0) {
+      test_leaf(e.index, e.count);
+      return false;
+    }
+    return true;
+  };
+  uint32_t node = 0;
   while (true) {
-    const BvhNode& n = nodes[node];
-    if (n.is_leaf()) {
-      for (uint32_t s = n.index, end = n.index + n.count; s < end; ++s) {
-        TriangleFeature f;
-        const Eigen::Vector3d c = ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1],
-                                                         leaf_vertices_[3 * s + 2], &f);
-        const double d2 = (p - c).squaredNorm();
-        if (d2 < best || (!found && d2 <= best)) {
-          best = d2;
-          found = true;
-          best_slot = static_cast<int>(s);
-          best_feature = f;
-          best_point = c;
+    const Bvh4Node& n = nodes[node];
+    if constexpr (kCount) ++stats->nodes;
+    float d2[4];
+    unsigned mask = Bvh4ChildrenWithin(n, px, py, pz, limit, d2);
+    bool descend = false;
+    if (mask != 0) {
+      if ((mask & (mask - 1)) == 0) {  // one child in reach: no sorting, no stack
+        const int c = __builtin_ctz(mask);
+        const Entry e{n.index[c], n.count[c], d2[c]};
+        descend = visit(e);
+        if (descend) node = e.index;
+      } else {
+        Entry hits[4];
+        int nh = 0;
+        for (; mask != 0; mask &= mask - 1) {
+          const int c = __builtin_ctz(mask);
+          const Entry e{n.index[c], n.count[c], d2[c]};
+          int k = nh++;
+          while (k > 0 && hits[k - 1].d2 > e.d2) {
+            hits[k] = hits[k - 1];
+            --k;
+          }
+          hits[k] = e;
         }
-      }
-    } else {
-      uint32_t near = n.index, far = n.index + 1;
-      double d_near = NodeSquaredDistance(nodes[near], p);
-      double d_far = NodeSquaredDistance(nodes[far], p);
-      if (d_far < d_near) std::swap(near, far), std::swap(d_near, d_far);
-      if (d_near <= best) {
-        if (d_far <= best) stack[sp++] = {far, d_far};
-        node = near;
-        continue;
+        for (int k = nh - 1; k >= 1; --k) stack[sp++] = hits[k];
+        descend = visit(hits[0]);
+        if (descend) node = hits[0].index;
       }
     }
-    // Pop the next node that can still hold a closer point.
-    do {
-      if (sp == 0) {
-        if (found) {
-          out->squared_distance = best;
-          out->point = best_point;
-          out->triangle = leaf_triangle_[best_slot];
-          out->feature = best_feature;
-        }
-        return found;
+    if (descend) continue;
+    // Pop the nearest remaining entry still in reach: test leaves, descend into an inner node.
+    while (sp > 0) {
+      const Entry e = stack[--sp];
+      if (e.d2 > limit) continue;
+      if (visit(e)) {
+        node = e.index;
+        descend = true;
+        break;
       }
-      --sp;
-    } while (stack[sp].d2 > best);
-    node = stack[sp].node;
+    }
+    if (!descend) break;
   }
+  if (found) {
+    out->squared_distance = best;
+    out->point = best_point;
+    out->triangle = leaf_triangle_[best_slot];
+    out->feature = best_feature;
+  }
+  return found;
 }
 
 Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) const {
@@ -136,9 +194,11 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   bool inside;
   if (ClosestPoint(p, max_distance, &c)) {
     if (mesh_->is_watertight()) {
-      // The sign grid where it is decided (as IsInside does): the pseudo-normal test needs the
-      // true closest feature, which rounding can no longer single out once |p| dwarfs the mesh.
-      const int side = GridSide(p);
+      // Near the surface (closer than one sign-grid cell) the pseudo-normal of the closest
+      // feature decides. Farther away, the sign grid where it is decided (as IsInside does): the
+      // pseudo-normal test needs the true closest feature, which rounding can no longer single
+      // out once |p| dwarfs the mesh.
+      const int side = c.squared_distance < grid_cell_ * grid_cell_ ? 2 : GridSide(p);
       inside = side == 2 ? InsideByPseudoNormal(p, c) : side == 1;
     } else {
       inside = WindingNumber(p) >= 0.5;
@@ -162,8 +222,10 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   r.triangle = c.triangle;
   r.feature = c.feature;
   // The gradient is (Q − C)/|Q − C| (negated inside); on the surface use the feature's normal.
+  // In a face region of a closed mesh it is exactly the outward face normal, which is also the
+  // more accurate value (Q − C loses digits to cancellation when |Q| dwarfs |Q − C|).
   const double tiny = 1e-10 * (mesh_->bounds().hi - mesh_->bounds().lo).norm();
-  if (d > tiny) {
+  if (d > tiny && !(mesh_->is_watertight() && c.feature == TriangleFeature::kFace)) {
     r.normal = (p - c.point) / (inside ? -d : d);
   } else {
     r.normal = FeatureNormal(c);
@@ -316,7 +378,7 @@ void MeshSignedDistance::BuildSignGrid() {
 }
 
 size_t MeshSignedDistance::memory_bytes() const {
-  return sizeof(*this) + bvh_.memory_bytes() + leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) +
+  return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() + leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) +
          leaf_triangle_.capacity() * sizeof(int32_t) + winding_.capacity() * sizeof(WindingNode) +
          grid_.capacity();
 }

@@ -26,6 +26,7 @@
 
 #include "Eigen/Core"
 #include "core/geometry/bvh.h"
+#include "core/geometry/bvh4.h"
 #include "core/geometry/signed_distance_result.h"
 #include "core/geometry/triangle_mesh.h"
 
@@ -37,6 +38,12 @@ struct ClosestPointResult {
   Eigen::Vector3d point = Eigen::Vector3d::Zero();  ///< p_MC
   int32_t triangle = -1;                             ///< original triangle index
   TriangleFeature feature = TriangleFeature::kFace;
+};
+
+/// Work done by one closest-point traversal (ClosestPointCounted), for benchmarks.
+struct TraversalStats {
+  int64_t nodes = 0;      ///< 4-wide nodes entered (each is one 4-box test)
+  int64_t triangles = 0;  ///< point–triangle closest-point evaluations
 };
 
 /// Acceleration structures of one mesh, built once and shared (thread-safe, immutable).
@@ -54,6 +61,9 @@ class MeshSignedDistance {
   /// Closest point on the surface within max_distance (inclusive); false when there is none.
   /// No allocation; O(log n) typical for near points.
   bool ClosestPoint(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out) const;
+  /// ClosestPoint that also adds the work it did to *stats (same answers, slightly slower).
+  bool ClosestPointCounted(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out,
+                           TraversalStats* stats) const;
 
   /// Generalised winding number at p_MQ: ≈1 inside, ≈0 outside, 1/2 on the surface of a closed
   /// mesh; fractional near holes.
@@ -69,6 +79,9 @@ class MeshSignedDistance {
 
  private:
   MeshSignedDistance() = default;
+  template <bool kCount>
+  bool ClosestPointImpl(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out,
+                        TraversalStats* stats) const;
   void BuildWindingTree();
   void BuildSignGrid();
   /// Sign of p from the closest feature (watertight meshes): true when inside.
@@ -78,7 +91,8 @@ class MeshSignedDistance {
   int GridSide(const Eigen::Vector3d& p) const;
 
   std::shared_ptr<const TriangleMesh> mesh_;
-  Bvh bvh_;
+  Bvh bvh_;    // binary: build and the winding-number tree
+  Bvh4 bvh4_;  // 4-wide: closest-point queries
   std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
 

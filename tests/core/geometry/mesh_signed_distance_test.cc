@@ -18,6 +18,14 @@
 namespace taxel::geometry {
 namespace {
 
+// Tolerance of a distance d queried at p: 1e-14 relative, plus the rounding of the brute-force
+// reference itself, whose closest point is formed in coordinates of magnitude |p| (one ulp of
+// |p| is 1.4e-14 m at 100 m, as for the offset sphere) — four ulps of the largest coordinate.
+double DistanceTolerance(const Eigen::Vector3d& p, double d) {
+  return 1e-14 * (1 + d) + 4 * std::numeric_limits<double>::epsilon() * p.cwiseAbs().maxCoeff();
+}
+
+
 using ::taxel::testing::BruteForceSquaredDistance;
 using ::taxel::testing::BruteForceWindingNumber;
 using ::taxel::testing::MakeMesh;
@@ -202,7 +210,7 @@ TEST_P(MeshSdfShapeTest, MagnitudeIsTheBruteForceDistance) {
   for (const Vec& p : points) {
     const double d = std::sqrt(BruteForceSquaredDistance(sdf_->mesh(), p));
     const SignedDistanceResult r = sdf_->Query(p);
-    ASSERT_NEAR(std::abs(r.distance), d, 1e-14 * (1 + d)) << p.transpose();
+    ASSERT_NEAR(std::abs(r.distance), d, DistanceTolerance(p, d)) << p.transpose();
     // The closest point lies on the reported triangle, |Q − C| = |sd|.
     ASSERT_GE(r.triangle, 0);
     const Triangle& t = sdf_->mesh().triangle(r.triangle);
@@ -210,7 +218,7 @@ TEST_P(MeshSdfShapeTest, MagnitudeIsTheBruteForceDistance) {
     const Vec c = ClosestPointOnTriangle(r.closest, sdf_->mesh().vertex(t[0]), sdf_->mesh().vertex(t[1]),
                                          sdf_->mesh().vertex(t[2]), &f);
     EXPECT_LE((c - r.closest).norm(), 1e-15 * (1 + c.norm()));
-    EXPECT_NEAR((p - r.closest).norm(), d, 1e-14 * (1 + d));
+    EXPECT_NEAR((p - r.closest).norm(), d, DistanceTolerance(p, d));
   }
 }
 
@@ -256,14 +264,14 @@ TEST_P(MeshSdfShapeTest, BoundedQuery) {
       const SignedDistanceResult r = sdf_->Query(p, max_distance);
       if (is_inside) {
         ++inside;
-        ASSERT_NEAR(r.distance, -d, 1e-14 * (1 + d)) << "inside, max " << max_distance << " at " << p.transpose();
+        ASSERT_NEAR(r.distance, -d, DistanceTolerance(p, d)) << "inside, max " << max_distance << " at " << p.transpose();
       } else if (d <= max_distance) {
         ++within;
-        ASSERT_NEAR(r.distance, d, 1e-14 * (1 + d)) << p.transpose();
+        ASSERT_NEAR(r.distance, d, DistanceTolerance(p, d)) << p.transpose();
       } else {
         ++beyond;
         if (r.found()) {
-          ASSERT_NEAR(r.distance, d, 1e-14 * (1 + d)) << p.transpose();
+          ASSERT_NEAR(r.distance, d, DistanceTolerance(p, d)) << p.transpose();
         } else {
           ++beyond_inf;
           EXPECT_EQ(r.distance, kInf);

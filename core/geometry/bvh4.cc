@@ -1,0 +1,80 @@
+#include "core/geometry/bvh4.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+
+namespace taxel::geometry {
+namespace {
+
+float HalfArea(const BvhNode& n) {
+  const float dx = n.hi[0] - n.lo[0], dy = n.hi[1] - n.lo[1], dz = n.hi[2] - n.lo[2];
+  return dx * dy + dy * dz + dz * dx;
+}
+
+}  // namespace
+
+Bvh4 Bvh4::FromBinary(const Bvh& bvh) {
+  Bvh4 out;
+  const auto& bin = bvh.nodes();
+  if (bin.empty()) return out;
+  // Work list of (binary node, Bvh4 node to fill).
+  std::vector<std::pair<uint32_t, uint32_t>> work;
+  out.nodes_.push_back({});
+  work.push_back({0, 0});
+  while (!work.empty()) {
+    const auto [b, q] = work.back();
+    work.pop_back();
+    // Gather up to four children.
+    std::vector<uint32_t> kids;
+    if (bin[b].is_leaf()) {
+      kids.push_back(b);
+    } else {
+      kids = {bin[b].index, bin[b].index + 1};
+      while (kids.size() < 4) {
+        int best = -1;
+        float best_area = -1;
+        for (size_t k = 0; k < kids.size(); ++k) {
+          if (!bin[kids[k]].is_leaf() && HalfArea(bin[kids[k]]) > best_area) {
+            best_area = HalfArea(bin[kids[k]]);
+            best = static_cast<int>(k);
+          }
+        }
+        if (best < 0) break;
+        const uint32_t open = kids[best];
+        kids[best] = bin[open].index;
+        kids.insert(kids.begin() + best + 1, bin[open].index + 1);
+      }
+    }
+    Bvh4Node node;
+    for (int c = 0; c < 4; ++c) {
+      for (int a = 0; a < 3; ++a) {
+        node.lo[a][c] = std::numeric_limits<float>::quiet_NaN();
+        node.hi[a][c] = std::numeric_limits<float>::quiet_NaN();
+      }
+      node.index[c] = kBvh4Absent;
+      node.count[c] = 0;
+    }
+    for (size_t c = 0; c < kids.size(); ++c) {
+      const BvhNode& k = bin[kids[c]];
+      for (int a = 0; a < 3; ++a) {
+        node.lo[a][c] = k.lo[a];
+        node.hi[a][c] = k.hi[a];
+      }
+      if (k.is_leaf()) {
+        node.index[c] = k.index;
+        node.count[c] = k.count;
+      } else {
+        node.index[c] = static_cast<uint32_t>(out.nodes_.size());
+        out.nodes_.push_back({});
+        work.push_back({kids[c], node.index[c]});
+      }
+    }
+    out.nodes_[q] = node;
+  }
+  out.nodes_.shrink_to_fit();
+  return out;
+}
+
+}  // namespace taxel::geometry
