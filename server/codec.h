@@ -103,6 +103,11 @@ struct ReadPlan {
 /// branch, naming `field` ("read.sensors[1]").
 absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& scene, absl::string_view field);
 
+/// Upper estimate of the bytes a response carrying the readings of `plan` for `num_envs` envs
+/// takes on the wire (tensor data, per-tensor and per-reading framing, the env id list), so that
+/// a read that cannot fit the message limit is refused before any work is done.
+int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs);
+
 /// Appends one SensorReading per (sensor, branch) with the planned channels for `envs` (in that
 /// order) to `out`.
 void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,

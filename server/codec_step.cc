@@ -97,6 +97,22 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
   return plan;
 }
 
+int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
+  constexpr int64_t kPerTensor = 64;    // map entry, key, dtype, shape varints, length prefixes
+  constexpr int64_t kPerReading = 128;  // sensor name, id, branch, framing
+  constexpr int64_t kFixed = 1024;      // scene name, sequence, step, timing
+  int64_t bytes = kFixed + 5 * num_envs;  // env_ids: at most 5 bytes per varint
+  for (const ReadPlan::Item& item : plan.items) {
+    int64_t per_branch = kPerReading;
+    for (sensors::Channel c : item.channels) {
+      const int64_t item_size = c == sensors::Channel::kContact ? 1 : 4;
+      per_branch += kPerTensor + num_envs * item.sensor->num_probes() * sensors::ChannelWidth(c) * item_size;
+    }
+    bytes += per_branch * static_cast<int64_t>(plan.branches.size());
+  }
+  return bytes;
+}
+
 namespace {
 
 // Copies the blocks of `envs` (each `block` bytes) from `src` into a string.

@@ -21,6 +21,16 @@ size_t DTypeSize(v1::DType dtype) {
   }
 }
 
+namespace {
+
+// The enum name, or the number for a value this server does not know (proto3 enums are open).
+std::string DTypeName(v1::DType dtype) {
+  const std::string& name = v1::DType_Name(dtype);
+  return name.empty() ? std::to_string(static_cast<int>(dtype)) : name;
+}
+
+}  // namespace
+
 std::string ShapeString(absl::Span<const int64_t> shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_view field) {
@@ -29,7 +39,7 @@ absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_vie
   const size_t item = DTypeSize(view.dtype);
   if (item == 0) {
     return absl::InvalidArgumentError(absl::StrCat(field, ": dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ",
-                                                   v1::DType_Name(tensor.dtype())));
+                                                   DTypeName(tensor.dtype())));
   }
   view.shape.assign(tensor.shape().begin(), tensor.shape().end());
   int64_t n = 1;

@@ -88,7 +88,9 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
 }
 
 TaxelServer::~TaxelServer() {
-  if (!shut_down_) Shutdown(0);
+  // A Start that failed may leave no grpc::Server (address in use) or no service (metrics or TLS
+  // setup failed): nothing to shut down then.
+  if (!shut_down_ && server_ != nullptr) Shutdown(0);
 }
 
 std::string TaxelServer::target() const {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "core/common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "server/codec.h"
@@ -25,6 +26,16 @@ grpc::Status Busy() {
 
 grpc::Status SceneGone(const std::string& name) {
   return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("scene: scene '", name, "' was deleted"));
+}
+
+// A response the transport would refuse to send must be refused before the step changes state.
+absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t max_message_bytes) {
+  const int64_t bytes = EstimateResponseBytes(plan, num_envs);
+  if (bytes <= max_message_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("read: the readings of ", num_envs, " envs take about ", bytes,
+                   " bytes, over the message limit of ", max_message_bytes,
+                   " bytes; read fewer sensors, channels or envs, or set read.none"));
 }
 
 }  // namespace
@@ -264,7 +275,15 @@ grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* 
           deps_.registry->memory_bytes() + static_cast<int64_t>(t.shape[0]) * 400 > deps_.options->limits.max_memory_bytes) {
         return absl::ResourceExhaustedError("mesh: the server's memory limit would be exceeded");
       }
-      TAXEL_ASSIGN_OR_RETURN(auto added, deps_.meshes->Add(std::move(vertices), std::move(triangles), ""));
+      auto added_or = deps_.meshes->Add(std::move(vertices), std::move(triangles), "");
+      if (!added_or.ok()) {
+        // The core prefixes its paths with the field given and a '.'; with "" that leaves a leading
+        // '.', and "vertices"/"triangles" are top-level fields of this request.
+        absl::string_view message = added_or.status().message();
+        absl::ConsumePrefix(&message, ".");
+        return absl::Status(added_or.status().code(), message);
+      }
+      auto added = *std::move(added_or);
       out->set_mesh_id(added.id);
       out->set_newly_added(added.newly_added);
       const auto& m = added.mesh->mesh();
@@ -402,6 +421,10 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
   if (auto s = DecodeStep(req, scene, &step); !s.ok()) return ToGrpcStatus(s);
   auto plan = PlanRead(req.read(), scene, "read");
   if (!plan.ok()) return ToGrpcStatus(plan.status());
+  const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
+  if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+    return ToGrpcStatus(s);
+  }
   scene::StepStats stats;
   if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
   const auto t2 = Clock::now();
@@ -455,6 +478,9 @@ grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* TaxelService::StepSt
   auto* stream = new StepStreamReactor(this, tenant);
   std::lock_guard<std::mutex> lock(streams_mu_);
   streams_.insert(stream);
+  // Drain() may have run between the check above and the insert; it sets draining_ before it
+  // takes streams_mu_, so a stream it missed sees the flag here.
+  if (draining_) stream->Abort(grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down"));
   return stream;
 }
 
@@ -491,6 +517,10 @@ grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext*
     if (!envs.ok()) return ToGrpcStatus(envs.status());
     auto plan = PlanRead(req->read(), scene, "read");
     if (!plan.ok()) return ToGrpcStatus(plan.status());
+    const int64_t n_envs = static_cast<int64_t>(envs->size());
+    if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
     out->set_step(scene.step_count());
     out->mutable_env_ids()->Assign(envs->begin(), envs->end());
     EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
