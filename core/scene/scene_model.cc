@@ -23,19 +23,19 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
   ShapeInstance instance{Shape::HalfSpace(), spec.X_LS, {}};
   switch (spec.kind) {
     case ShapeKind::kSphere: {
-      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Sphere(spec.radius, field));
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Sphere(spec.radius, field + ".sphere"));
       break;
     }
     case ShapeKind::kBox: {
-      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Box(spec.half_extents, field));
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Box(spec.half_extents, field + ".box"));
       break;
     }
     case ShapeKind::kCapsule: {
-      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Capsule(spec.radius, spec.half_length, field));
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Capsule(spec.radius, spec.half_length, field + ".capsule"));
       break;
     }
     case ShapeKind::kCylinder: {
-      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Cylinder(spec.radius, spec.half_length, field));
+      TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Cylinder(spec.radius, spec.half_length, field + ".cylinder"));
       break;
     }
     case ShapeKind::kHalfSpace:
@@ -48,13 +48,13 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       break;
     }
     case ShapeKind::kMesh: {
-      if (spec.mesh_id.empty()) return InvalidArgument(field + ".mesh_id", "expected the id of an uploaded mesh");
+      if (spec.mesh_id.empty()) return InvalidArgument(field + ".mesh.mesh_id", "expected the id of an uploaded mesh");
       if (!spec.mesh_scale.allFinite() || (spec.mesh_scale.array() == 0).any()) {
-        return InvalidArgument(field + ".mesh_scale", "expected finite, non-zero components");
+        return InvalidArgument(field + ".mesh.scale", "expected finite, non-zero components");
       }
       auto mesh = meshes.Get(spec.mesh_id, spec.mesh_scale);
       if (!mesh.ok()) {
-        return absl::Status(mesh.status().code(), absl::StrCat(field, ".mesh_id: ", mesh.status().message()));
+        return absl::Status(mesh.status().code(), absl::StrCat(field, ".mesh.mesh_id: ", mesh.status().message()));
       }
       instance.shape = Shape::FromMesh(*std::move(mesh));
       break;

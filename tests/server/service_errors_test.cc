@@ -242,7 +242,7 @@ TEST_F(ServiceErrorsTest, BadScenesAreRefused) {
   s = good;
   s.mutable_entities(1)->mutable_links(0)->mutable_shapes(0)->mutable_mesh()->set_mesh_id("0123abcd");
   ExpectRefused("unknown mesh", Create(s), grpc::StatusCode::NOT_FOUND,
-                "spec.entities[1].links[0].shapes[0].mesh_id: mesh '0123abcd' has not been uploaded");
+                "spec.entities[1].links[0].shapes[0].mesh.mesh_id: mesh '0123abcd' has not been uploaded");
 
   s = good;
   *s.mutable_sensors(1)->mutable_probe_radius() = DoubleTensor({}, {-0.001});
@@ -255,11 +255,8 @@ TEST_F(ServiceErrorsTest, BadScenesAreRefused) {
   EXPECT_EQ(client_->ListScenes()->scenes_size(), 1) << "no refused scene was registered";
 }
 
-// Known gap (see the report): the core names shape dimensions after its ShapeSpec ("shapes[0].radius",
-// "shapes[0].half_extents[0]", "shapes[0].mesh_id"), not after the wire's oneof ("shapes[0].sphere.radius",
-// "shapes[0].box.half_extents[0]", "shapes[0].mesh.mesh_id"), so BadRequest names a field the request
-// does not have. Enable once the paths agree.
-TEST_F(ServiceErrorsTest, DISABLED_ShapeDimensionErrorsNameTheWireField) {
+// Shape dimensions are named after the wire's oneof ("shapes[0].sphere.radius"), the field the request has.
+TEST_F(ServiceErrorsTest, ShapeDimensionErrorsNameTheWireField) {
   v1::SceneSpec s = ToWire(GraspSpec("other", kEnvs, SphereShape(kBallR)));
   s.mutable_entities(1)->mutable_links(0)->mutable_shapes(0)->mutable_sphere()->set_radius(-1);
   ExpectRefused("sphere radius", Create(s), kInvalid, "expected a finite value > 0, got -1",

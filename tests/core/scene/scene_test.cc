@@ -414,12 +414,12 @@ TEST(SceneCreateTest, ErrorsNameTheField) {
   spec.entities[1].links[0].shapes = {MeshShape("deadbeef")};
   r = Scene::Create(spec, meshes);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(r.status().message(), HasSubstr("entities[1].links[0].shapes[0].mesh_id"));
+  EXPECT_THAT(r.status().message(), HasSubstr("entities[1].links[0].shapes[0].mesh.mesh_id"));
 
   spec = PadAndBall(1);
   spec.entities[1].links[0].shapes[0].radius = -1;
   r = Scene::Create(spec, meshes);
-  EXPECT_THAT(r.status().message(), HasSubstr("entities[1].links[0].shapes[0].radius"));
+  EXPECT_THAT(r.status().message(), HasSubstr("entities[1].links[0].shapes[0].sphere.radius"));
 
   spec = PadAndBall(0);
   EXPECT_THAT(Scene::Create(spec, meshes).status().message(), HasSubstr("num_envs"));
