@@ -1,3 +1,4 @@
+#include <malloc.h>
 // taxel-bench: runs the registered benchmark cases and prints one JSON record per line.
 #include <cstdio>
 #include <cstdlib>
@@ -113,4 +114,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace taxel::bench
 
-int main(int argc, char** argv) { return taxel::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20); return taxel::bench::Main(argc, argv); }

@@ -19,6 +19,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(Options options) {
   const int max_bytes = static_cast<int>(std::min<int64_t>(client->options_.max_message_bytes, INT32_MAX));
   args.SetMaxReceiveMessageSize(max_bytes);
   args.SetMaxSendMessageSize(max_bytes);
+  // Receive large responses without being paced by HTTP/2 window updates.
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, max_bytes);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_FRAME_SIZE, 1 << 24);
+  args.SetInt(GRPC_ARG_TCP_READ_CHUNK_SIZE, 1 << 20);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, 16 << 20);
   auto creds = client->options_.credentials ? client->options_.credentials : grpc::InsecureChannelCredentials();
   client->channel_ = grpc::CreateCustomChannel(client->options_.target, creds, args);
   client->stub_ = v1::Taxel::NewStub(client->channel_);

@@ -1,0 +1,198 @@
+// End-to-end cases over loopback gRPC (DESIGN §10): a TaxelServer in this process on
+// 127.0.0.1:0 with 2 evaluation threads, driven by the C++ client.
+//
+//   e2e_step/1env_unary, e2e_step/1env_stream  1 env × 2 pads × 16×16 KinematicTaxels; latency of
+//                                              one step round trip, unit us, with p50 and p99
+//   e2e_grasp_batch/unary, .../stream          the 1024-env grasp batch, unit ms per round trip
+//   inproc_grasp_batch                         the same scene stepped in process in the same run
+//
+// The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians).
+#include <algorithm>
+#include <cstdlib>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "bench/bench_registry.h"
+#include "bench/grasp_scenario.h"
+#include "core/common/check.h"
+#include "core/geometry/mesh_generators.h"
+#include "core/scene/scene.h"
+#include "server/codec.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "taxel/client.h"
+
+namespace taxel::bench {
+namespace {
+
+constexpr int kServerThreads = 2;
+
+struct Harness {
+  std::unique_ptr<server::TaxelServer> server;
+  std::unique_ptr<Client> client;
+};
+
+Harness& GetHarness() {
+  static Harness* h = [] {
+    auto* harness = new Harness();
+    server::ServerOptions options;
+    // TAXEL_BENCH_ADDRESS=unix:/tmp/x.sock measures a Unix-socket sidecar instead of loopback TCP.
+    const char* address = std::getenv("TAXEL_BENCH_ADDRESS");
+    options.address = address != nullptr ? address : "127.0.0.1:0";
+    options.metrics_address = "";
+    options.eval_threads = kServerThreads;
+    server::SetLogLevel(server::LogLevel::kWarning);
+    auto s = server::TaxelServer::Start(options);
+    TAXEL_CHECK(s.ok());
+    harness->server = *std::move(s);
+    auto c = Client::Connect(harness->server->target());
+    TAXEL_CHECK(c.ok());
+    harness->client = *std::move(c);
+    // The grasp object mesh: same bytes as the in-process scenario, so the same content id.
+    auto mesh = geometry::GeodesicSphere(0.04, 32);
+    std::vector<double> v;
+    std::vector<int32_t> t;
+    for (const auto& p : mesh.vertices) v.insert(v.end(), {p.x(), p.y(), p.z()});
+    for (const auto& tri : mesh.triangles) t.insert(t.end(), tri.begin(), tri.end());
+    TAXEL_CHECK(harness->client->UploadMesh(v, t).ok());
+    return harness;
+  }();
+  return *h;
+}
+
+// Creates (once) the grasp scene with `envs` envs on the server and returns its step request.
+const v1::StepRequest& GraspRequest(int envs) {
+  static auto* cache = new std::map<int, v1::StepRequest>();
+  if (auto it = cache->find(envs); it != cache->end()) return it->second;
+  geometry::MeshStore meshes;
+  GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, envs, meshes);
+  g.spec.name = "bench_grasp_" + std::to_string(envs);
+  v1::SceneSpec wire;
+  server::EncodeSceneSpec(g.spec, &wire);
+  TAXEL_CHECK(GetHarness().client->CreateScene(wire).ok());
+  v1::StepRequest req;
+  req.set_scene(g.spec.name);
+  *req.mutable_poses() = DoubleTensor({envs, 3, 7}, g.poses);
+  req.set_quat_order(v1::XYZW);
+  req.set_dt(0.01);
+  return cache->emplace(envs, req).first->second;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+// Server-side phase times of the last timed step (from StepResponse.timing), in ms.
+struct ServerPhases {
+  double queue = 0, decode = 0, evaluate = 0, encode = 0;
+};
+ServerPhases g_last_phases;
+
+std::vector<double> TimeSteps(int envs, bool stream, int count) {
+  Client& client = *GetHarness().client;
+  const v1::StepRequest& req = GraspRequest(envs);
+  std::unique_ptr<StepStream> s;
+  if (stream) s = client.OpenStepStream();
+  auto step = [&] {
+    auto r = stream ? s->Step(req) : client.Step(req);
+    TAXEL_CHECK(r.ok());
+    const auto& t = r->timing();
+    g_last_phases = {t.queue_us() * 1e-3, t.decode_us() * 1e-3, t.evaluate_us() * 1e-3, t.encode_us() * 1e-3};
+  };
+  for (int i = 0; i < 3; ++i) step();  // warm-up: connection, caches
+  std::vector<double> seconds;
+  for (int i = 0; i < count; ++i) seconds.push_back(TimeOnce(step));
+  if (s) TAXEL_CHECK(s->Close().ok());
+  return seconds;
+}
+
+void RunLatency(Context& ctx, bool stream) {
+  const int count = ctx.quick() ? 200 : 2000;
+  Record r = ctx.NewRecord(kServerThreads, "us");
+  r.samples = TimeSteps(1, stream, count);
+  ScaleSamples(&r, 1e6);
+  r.AddNumber("p50", Percentile(r.samples, 0.5));
+  r.AddNumber("p99", Percentile(r.samples, 0.99));
+  r.AddInt("envs", 1);
+  r.AddInt("taxels", 512);
+  ctx.Emit(r);
+}
+
+double InprocMedianMs(int repeats) {
+  static std::map<int, double>* cache = new std::map<int, double>();
+  if (auto it = cache->find(repeats); it != cache->end()) return it->second;
+  geometry::MeshStore meshes;
+  const GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
+  auto scene = scene::Scene::Create(g.spec, meshes);
+  TAXEL_CHECK(scene.ok());
+  ThreadPool pool(kServerThreads);
+  scene::StepInput in;
+  in.poses = g.poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  const double ms = 1e3 * Median(TimeRepeats(repeats, [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); }));
+  return cache->emplace(repeats, ms).first->second;
+}
+
+// The grasp batch stepped with read.none: the round trip without the 12 MB of readings.
+double NoReadMedianMs(int repeats) {
+  Client& client = *GetHarness().client;
+  v1::StepRequest req = GraspRequest(1024);
+  req.mutable_read()->set_none(true);
+  std::vector<double> ms;
+  for (int i = 0; i < repeats + 1; ++i) {
+    const double s = TimeOnce([&] { TAXEL_CHECK(client.Step(req).ok()); });
+    if (i > 0) ms.push_back(1e3 * s);
+  }
+  return Median(ms);
+}
+
+void RunGraspBatch(Context& ctx, bool stream) {
+  Record r = ctx.NewRecord(kServerThreads, "ms");
+  r.samples = TimeSteps(1024, stream, ctx.repeats());
+  ScaleSamples(&r, 1e3);
+  const double median = Median(r.samples);
+  r.AddNumber("p50", Percentile(r.samples, 0.5));
+  r.AddNumber("p99", Percentile(r.samples, 0.99));
+  r.AddNumber("steps_per_s", 1e3 / median);
+  r.AddInt("envs", 1024);
+  r.AddInt("response_bytes", 2LL * 1024 * 512 * 3 * 4);
+  const double inproc = InprocMedianMs(ctx.repeats());
+  r.AddNumber("inproc_ms", inproc);
+  r.AddNumber("server_evaluate_ms", g_last_phases.evaluate);
+  r.AddNumber("server_encode_ms", g_last_phases.encode);
+  r.AddNumber("server_decode_ms", g_last_phases.decode);
+  r.AddNumber("server_queue_ms", g_last_phases.queue);
+  r.AddNumber("read_none_ms", NoReadMedianMs(ctx.repeats()));
+  r.AddNumber("ratio_vs_inproc", median / inproc);
+  ctx.Emit(r);
+}
+
+TAXEL_BENCH_CASE("e2e_step/1env_unary", [](Context& ctx) { RunLatency(ctx, false); });
+TAXEL_BENCH_CASE("e2e_step/1env_stream", [](Context& ctx) { RunLatency(ctx, true); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/unary", [](Context& ctx) { RunGraspBatch(ctx, false); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/stream", [](Context& ctx) { RunGraspBatch(ctx, true); });
+TAXEL_BENCH_CASE("inproc_grasp_batch", [](Context& ctx) {
+  geometry::MeshStore meshes;
+  const GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
+  auto scene = scene::Scene::Create(g.spec, meshes);
+  TAXEL_CHECK(scene.ok());
+  ThreadPool pool(kServerThreads);
+  scene::StepInput in;
+  in.poses = g.poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  Record r = ctx.NewRecord(kServerThreads, "ms");
+  r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
+  ScaleSamples(&r, 1e3);
+  r.AddInt("envs", 1024);
+  ctx.Emit(r);
+});
+
+}  // namespace
+}  // namespace taxel::bench
