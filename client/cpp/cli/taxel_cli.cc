@@ -121,6 +121,11 @@ absl::StatusOr<std::vector<std::vector<double>>> ReadPoses(const std::string& pa
   return steps;
 }
 
+// Channels with 3 values per probe (the last axis); the others have one.
+bool IsVectorChannel(const std::string& channel) {
+  return channel == "normal" || channel == "force" || channel == "torque";
+}
+
 // Largest |value| (vector norm for 3-channel tensors) of every channel of every reading.
 void PrintSummary(const v1::StepResponse& r) {
   std::printf("step %lld  (decode %.0f us, evaluate %.0f us, encode %.0f us)\n", static_cast<long long>(r.step()),
@@ -132,7 +137,7 @@ void PrintSummary(const v1::StepResponse& r) {
     for (const auto& [name, t] : sorted) {
       if (t->dtype() == v1::FLOAT32) {
         const auto values = *taxel::FloatValues(*t);
-        const bool vec = t->shape_size() > 0 && t->shape(t->shape_size() - 1) == 3;
+        const bool vec = IsVectorChannel(name);
         double max_abs = 0;
         int active = 0;
         for (size_t k = 0; k < values.size(); k += vec ? 3 : 1) {
@@ -216,7 +221,7 @@ int Read(taxel::Client& client, const Args& a) {
       std::printf("%s.%s shape [%s]\n", reading.sensor().c_str(), name.c_str(), absl::StrJoin(t->shape(), ", ").c_str());
       if (t->dtype() != v1::FLOAT32) continue;
       const auto values = *taxel::FloatValues(*t);
-      const bool vec = t->shape(t->shape_size() - 1) == 3;
+      const bool vec = IsVectorChannel(name);
       const int width = vec ? 3 : 1;
       // Grid: print rows of |value|.
       const bool grid = t->shape_size() == (vec ? 4 : 3);

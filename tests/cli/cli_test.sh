@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# taxel-cli end to end: a real taxel-server on 127.0.0.1:0, every command, checked outputs.
+# Usage: cli_test.sh TAXEL_SERVER TAXEL_CLI
+set -euo pipefail
+SERVER="$1"
+CLI="$2"
+WORK="$(mktemp -d)"
+LOG="$WORK/server.log"
+"$SERVER" --address=127.0.0.1:0 --metrics_address= 2>"$LOG" &
+PID=$!
+cleanup() { kill -TERM "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+PORT=""
+for _ in $(seq 1 100); do
+  PORT="$(sed -n 's/.*event=server_started .* port=\([0-9]*\).*/\1/p' "$LOG" | head -n1)"
+  [ -n "$PORT" ] && break
+  sleep 0.05
+done
+[ -n "$PORT" ] || { echo "server did not start"; cat "$LOG"; exit 1; }
+cli() { "$CLI" --target="127.0.0.1:$PORT" "$@"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# --help and an unknown command.
+cli --help | grep -q "upload-mesh FILE.obj|FILE.stl" || fail "help text"
+if cli frobnicate 2>"$WORK/err"; then fail "unknown command accepted"; fi
+grep -q "unknown command 'frobnicate'" "$WORK/err" || fail "unknown command message"
+
+# info: limits and capabilities.
+cli info > "$WORK/info"
+grep -q "max_message_bytes: 67108864" "$WORK/info" || fail "info limits"
+grep -q 'capabilities: "sensor:kinematic_taxel"' "$WORK/info" || fail "info capabilities"
+
+# upload-mesh: a unit cube (8 vertices, 12 triangles, outward) as OBJ; uploading twice gives the
+# same content id.
+cat > "$WORK/cube.obj" <<'OBJ'
+# unit cube centred at the origin, half extent 0.05
+v -0.05 -0.05 -0.05
+v  0.05 -0.05 -0.05
+v  0.05  0.05 -0.05
+v -0.05  0.05 -0.05
+v -0.05 -0.05  0.05
+v  0.05 -0.05  0.05
+v  0.05  0.05  0.05
+v -0.05  0.05  0.05
+f 1 3 2
+f 1 4 3
+f 5 6 7
+f 5 7 8
+f 1 2 6
+f 1 6 5
+f 2 3 7
+f 2 7 6
+f 3 4 8
+f 3 8 7
+f 4 1 5
+f 4 5 8
+OBJ
+ID="$(cli upload-mesh "$WORK/cube.obj" 2>"$WORK/upload.err")"
+[ ${#ID} -eq 64 ] || fail "mesh id '$ID'"
+grep -q "8 vertices, 12 triangles, watertight=yes" "$WORK/upload.err" || fail "upload summary: $(cat "$WORK/upload.err")"
+[ "$(cli upload-mesh "$WORK/cube.obj" 2>/dev/null)" = "$ID" ] || fail "second upload changed the id"
+
+# create-scene from text format: a 3x3 pad (pitch 1 cm, R 2 mm) under the cube.
+cat > "$WORK/scene.textproto" <<SPEC
+name: "cli"
+num_envs: 2
+entities { name: "hand" kind: ROBOT links { name: "pad" } }
+entities { name: "cube" kind: OBJECT links { name: "body" shapes { mesh { mesh_id: "$ID" } } } }
+sensors {
+  name: "depth" kind: CONTACT_DEPTH_PROBE link: "pad"
+  probe_local_pos { dtype: FLOAT64 shape: [3, 3, 3] data: "" }
+  probe_radius { dtype: FLOAT64 data: "" }
+}
+SPEC
+# Fill the tensor bytes with python (little-endian float64).
+/usr/bin/python3 - "$WORK/scene.textproto" <<'PY'
+import struct, sys
+path = sys.argv[1]
+pts = [(0.01 * (j - 1), 0.01 * (i - 1), 0.0) for i in range(3) for j in range(3)]
+def esc(b): return "".join("\\%03o" % c for c in b)
+pos = esc(b"".join(struct.pack("<3d", *p) for p in pts))
+rad = esc(struct.pack("<d", 0.002))
+s = open(path).read()
+s = s.replace('shape: [3, 3, 3] data: ""', 'shape: [3, 3, 3] data: "%s"' % pos, 1)
+s = s.replace('probe_radius { dtype: FLOAT64 data: "" }', 'probe_radius { dtype: FLOAT64 data: "%s" }' % rad, 1)
+open(path, "w").write(s)
+PY
+cli create-scene "$WORK/scene.textproto" > "$WORK/created"
+grep -q 'moving_links: "hand/pad"' "$WORK/created" || fail "create-scene output"
+grep -q 'shape: \[2, 3, 3\]' "$WORK/created" || fail "output shape [2, 3, 3]"
+cli scenes | grep -qE "^cli +2 +1 +0" || fail "scenes listing"
+
+# replay: 2 steps. Env 0: cube bottom face (z = c - 0.05) 1 mm below the pad plane, so every
+# probe reads R + 1 mm = 3 mm; env 1: cube far away, 0. Identity quaternions (xyzw).
+{
+  echo "# step 1"
+  echo "0 0 0 0 0 0 1  0 0 0.049 0 0 0 1   0 0 0 0 0 0 1  0 0 1 0 0 0 1"
+  echo "0 0 0 0 0 0 1  0 0 0.049 0 0 0 1   0 0 0 0 0 0 1  0 0 1 0 0 0 1"
+} > "$WORK/poses.txt"
+cli replay cli "$WORK/poses.txt" --dt=0.01 > "$WORK/replay"
+[ "$(grep -c '^step ' "$WORK/replay")" -eq 2 ] || fail "replay steps: $(cat "$WORK/replay")"
+grep -q "depth: max 0.003 (9 nonzero)" "$WORK/replay" || fail "replay summary: $(cat "$WORK/replay")"
+cli replay cli "$WORK/poses.txt" --stream > /dev/null || fail "replay --stream"
+
+# read: env 0 prints 3 rows of 0.003 and writes a PNG heatmap; env 1 reads zeros.
+cli read cli --sensor=depth --channel=depth --env=0 --png="$WORK/depth.png" > "$WORK/read0"
+[ "$(grep -cE '^ +0\.003 +0\.003 +0\.003$' "$WORK/read0")" -eq 3 ] || fail "read env 0: $(cat "$WORK/read0")"
+head -c 8 "$WORK/depth.png" | od -An -tx1 | grep -q "89 50 4e 47 0d 0a 1a 0a" || fail "PNG signature"
+cli read cli --sensor=depth --channel=depth --env=1 > "$WORK/read1"
+[ "$(grep -cE '^ +0 +0 +0$' "$WORK/read1")" -eq 3 ] || fail "read env 1: $(cat "$WORK/read1")"
+
+# Errors name the field: wrong number of pose values; an env out of range.
+echo "0 0 0 0 0 0 1" > "$WORK/bad.txt"
+if cli step cli "$WORK/bad.txt" 2>"$WORK/err"; then fail "bad poses accepted"; fi
+grep -q "expected a multiple of 14 numbers" "$WORK/err" || fail "bad poses message: $(cat "$WORK/err")"
+if cli read cli --env=7 2>"$WORK/err"; then fail "env 7 accepted"; fi
+grep -q "OUT_OF_RANGE: env_ids\[0\]: env id 7 out of range \[0, 2)" "$WORK/err" || fail "env message: $(cat "$WORK/err")"
+
+# reset and delete.
+cli reset cli 0
+cli read cli --sensor=depth --channel=depth --env=0 | grep -qE '^ +0 +0 +0$' || fail "reset"
+cli delete cli
+if cli get cli 2>"$WORK/err"; then fail "deleted scene still there"; fi
+grep -q "NOT_FOUND" "$WORK/err" || fail "delete"
+echo "cli_test: all commands passed"
