@@ -73,7 +73,7 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
     if (!known) {
       return Invalid(absl::StrCat(field, ".channels[", i, "]"),
                      absl::StrCat("unknown channel '", read.channels(i),
-                                  "'; expected contact, depth, normal, area, partner, force or torque"));
+                                  "'; expected contact, depth, normal, area, partner, force, torque or displacement"));
     }
   }
   for (const sensors::Sensor* s : chosen) {
@@ -164,6 +164,7 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
           case sensors::Channel::kPartner: src = o.partner.data(), t.set_dtype(v1::INT32); break;
           case sensors::Channel::kForce: src = o.force.data(), t.set_dtype(v1::FLOAT32); break;
           case sensors::Channel::kTorque: src = o.torque.data(), t.set_dtype(v1::FLOAT32); break;
+          case sensors::Channel::kDisplacement: src = o.displacement.data(), t.set_dtype(v1::FLOAT32); break;
         }
         GatherEnvs(src, per_env * item_size, envs, num_envs, t.mutable_data());
       }

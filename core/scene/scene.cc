@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/geometry/surface_sampling.h"
+#include "core/sensors/tracked_geometry.h"
 
 namespace taxel::scene {
 namespace {
@@ -26,6 +28,8 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   scene->static_kinematics_.resize(m.num_links());
   for (int l = 0; l < m.num_links(); ++l) scene->static_kinematics_[l].X_WL = m.links()[l].X_WL;
   scene->has_pose_.assign(m.num_envs(), 0);
+  scene->env_steps_.assign(m.num_envs(), 0);
+  scene->env_steps_since_reset_.assign(m.num_envs(), 0);
   scene->reset_count_.assign(m.num_envs(), 0);
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
     TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]")).status());
@@ -49,7 +53,20 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   }
   const SensorId id(next_sensor_id_);
   TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
-                                                              model_->num_envs(), field));
+                                                              model_->num_envs(), model_->seed(), field));
+  if (spec.kind == sensors::SensorKind::kElastomerTaxel || spec.kind == sensors::SensorKind::kProximityTaxel) {
+    std::vector<LinkIndex> tracked;
+    for (size_t i = 0; i < spec.track_links.size(); ++i) {
+      TAXEL_ASSIGN_OR_RETURN(LinkIndex l,
+                             model_->FindLink(spec.track_links[i], absl::StrCat(field, ".track_links[", i, "]")));
+      if (l == link) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".track_links[", i, "]: a sensor cannot track its own link"));
+      }
+      tracked.push_back(l);
+    }
+    sensor->set_tracked(BuildTrackedGeometry(*sensor, tracked));
+  }
   ++next_sensor_id_;
   sensors_.emplace(id.value(), std::move(sensor));
   return id;
@@ -148,6 +165,13 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
                                                      "]: expected a finite number, got ", in.twists[k]));
     }
   }
+  for (const auto& [id, sensor] : sensors_) {
+    const double jitter = sensor->spec().imperfections.jitter;
+    if (jitter > in.dt) {
+      return absl::InvalidArgumentError(absl::StrCat("dt: sensor '", sensor->spec().name, "' has a jitter of ", jitter,
+                                                     " s, which must not exceed dt (", in.dt, " s)"));
+    }
+  }
   const auto t1 = std::chrono::steady_clock::now();
 
   // --- Commit poses and velocities. ---
@@ -170,8 +194,13 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
       k.X_WL = X;
     }
     has_pose_[e] = 1;
+    ++env_steps_[e];
+    ++env_steps_since_reset_[e];
   }
   ++step_count_;
+  for (auto& [id, sensor] : sensors_) {
+    if (sensor->pipeline()) sensor->pipeline()->Prepare(in.dt);
+  }
 
   // --- Evaluate: tasks of (env, sensor, probe range). ---
   struct Task {
@@ -184,17 +213,50 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
       const int np = s->num_probes();
-      for (int b = 0; b < np; b += kProbesPerTask) tasks.push_back({e, s.get(), b, std::min(np, b + kProbesPerTask)});
+      // The elastomer's dilation couples every marker of an env: one task per (env, sensor).
+      const int chunk = s->kind() == sensors::SensorKind::kElastomerTaxel ? np : kProbesPerTask;
+      for (int b = 0; b < np; b += chunk) tasks.push_back({e, s.get(), b, std::min(np, b + chunk)});
     }
   }
   for (auto& [id, s] : sensors_) evaluations[static_cast<int>(s->kind())] += int64_t{s->layout().num_active()} * n;
   worker_candidates_.resize(std::max(1, executor.num_workers()));
+  worker_gel_.resize(worker_candidates_.size());
+  worker_tracked_.resize(worker_candidates_.size());
   executor.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
     const Task& task = tasks[t];
-    std::vector<sensors::ProbeCandidate>& candidates = worker_candidates_[worker];
-    GatherCandidates(*task.sensor, task.env, &candidates);
-    sensors::EvaluateProbeRange(*task.sensor, task.env, task.begin, task.end,
-                                kinematics(task.env, task.sensor->link()), candidates);
+    sensors::Sensor& sensor = *task.sensor;
+    const sensors::LinkKinematics& link = kinematics(task.env, sensor.link());
+    const uint64_t step = env_steps_[task.env];
+    switch (sensor.kind()) {
+      case sensors::SensorKind::kElastomerTaxel: {
+        GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
+        GatherGel(sensor, task.env, &worker_gel_[worker]);
+        TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
+        sensors::EvaluateElastomer(sensor, task.env, link, worker_candidates_[worker], worker_gel_[worker],
+                                   worker_tracked_[worker]);
+        break;
+      }
+      case sensors::SensorKind::kProximityTaxel: {
+        TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
+        sensors::EvaluateProximity(sensor, task.env, task.begin, task.end, step, link, worker_tracked_[worker]);
+        break;
+      }
+      default: {
+        GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
+        sensors::EvaluateProbeRange(sensor, task.env, task.begin, task.end, step, link, worker_candidates_[worker]);
+      }
+    }
+  });
+  // Measured branch: the imperfection pipeline per (env, sensor), after all kernels.
+  std::vector<std::pair<int, sensors::Sensor*>> measured;
+  for (int e : envs) {
+    for (auto& [id, s] : sensors_) {
+      if (s->pipeline()) measured.push_back({e, s.get()});
+    }
+  }
+  executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {
+    const auto [e, s] = measured[t];
+    s->FinishMeasured(e, env_steps_[e], env_steps_since_reset_[e], in.dt);
   });
   if (stats != nullptr) {
     stats->step = step_count_;
@@ -210,9 +272,11 @@ void Scene::GatherCandidates(const sensors::Sensor& sensor, int env,
   out->clear();
   const SceneModel& m = *model_;
   const geometry::Aabb sensor_W = sensor.layout().local_bounds().Transformed(kinematics(env, sensor.link()).X_WL);
+  const sensors::TrackedGeometry* tracked = sensor.tracked();
   for (int li = 0; li < m.num_links(); ++li) {
     const LinkIndex l(li);
     if (sensor.ignores(l)) continue;
+    if (tracked != nullptr && !IsTracked(*tracked, l)) continue;  // elastomers sense their tracked links only
     const int asset = m.AssetIn(l, env);
     if (asset < 0) continue;  // empty object slot
     const LinkModel& link = m.link(l);
@@ -232,9 +296,87 @@ absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
   for (int e : envs) {
     has_pose_[e] = 0;
     ++reset_count_[e];
-    for (auto& [id, s] : sensors_) s->ResetEnv(e);
+    env_steps_since_reset_[e] = 0;
+    for (auto& [id, s] : sensors_) s->ResetEnv(e, reset_count_[e]);
   }
   return absl::OkStatus();
+}
+
+bool Scene::IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l) {
+  for (const sensors::TrackedLink& t : tracked.links()) {
+    if (t.link == l) return true;
+  }
+  return false;
+}
+
+void Scene::GatherGel(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const {
+  out->clear();
+  const int asset = model_->AssetIn(sensor.link(), env);
+  if (asset < 0) return;
+  const sensors::LinkKinematics& k = kinematics(env, sensor.link());
+  for (const ShapeInstance& si : model_->link(sensor.link()).assets[asset]) {
+    const RigidTransform X_WS = k.X_WL * si.X_LS;
+    out->push_back({&si.shape, X_WS.Inverse(), X_WS.R, si.shape.local_bounds().Transformed(X_WS), sensor.link(), &k});
+  }
+}
+
+void Scene::TrackedInEnv(const sensors::Sensor& sensor, int env, std::vector<sensors::TrackedLinkInEnv>* out) const {
+  out->clear();
+  for (const sensors::TrackedLink& t : sensor.tracked()->links()) {
+    out->push_back({&t, model_->AssetIn(t.link, env), &kinematics(env, t.link)});
+  }
+}
+
+std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sensors::Sensor& sensor,
+                                                                       const std::vector<LinkIndex>& links) const {
+  const SceneModel& m = *model_;
+  const sensors::SensorSpec& spec = sensor.spec();
+  // The sample budget is split across the tracked links by the area of their default asset; every
+  // asset of a link gets that link's budget. Within a link, across its shapes by area, then
+  // thinned by farthest-point sampling. Fixed seed: the same points for the same geometry.
+  std::vector<double> areas;
+  double total = 0;
+  for (LinkIndex l : links) {
+    double a = 0;
+    for (const ShapeInstance& si : m.link(l).assets[0]) a += geometry::SurfaceArea(si.shape);
+    areas.push_back(a);
+    total += a;
+  }
+  constexpr uint64_t kSampleSeed = 0x7a7e1;
+  std::vector<sensors::TrackedLink> tracked;
+  for (size_t t = 0; t < links.size(); ++t) {
+    const LinkModel& link = m.link(links[t]);
+    const int budget = total > 0 ? std::max(1, static_cast<int>(std::lround(spec.n_sample_points * areas[t] / total)))
+                                 : 0;
+    sensors::TrackedLink tl;
+    tl.link = links[t];
+    for (const auto& shapes : link.assets) {
+      double link_area = 0;
+      for (const ShapeInstance& si : shapes) link_area += geometry::SurfaceArea(si.shape);
+      std::vector<Eigen::Vector3d> candidates;
+      for (size_t s = 0; s < shapes.size(); ++s) {
+        const double a = geometry::SurfaceArea(shapes[s].shape);
+        if (a <= 0 || link_area <= 0) continue;
+        const int n = std::max(1, static_cast<int>(std::lround(8.0 * budget * a / link_area)));
+        for (const Eigen::Vector3d& p : geometry::RandomSurfacePoints(shapes[s].shape, n, kSampleSeed + s)) {
+          candidates.push_back(shapes[s].X_LS * p);
+        }
+      }
+      tl.points.push_back(geometry::FarthestPointSample(candidates, budget));
+    }
+    tracked.push_back(std::move(tl));
+  }
+  std::vector<std::vector<int>> per_env(m.num_envs(), std::vector<int>(links.size(), 0));
+  for (int e = 0; e < m.num_envs(); ++e) {
+    for (size_t t = 0; t < links.size(); ++t) {
+      const int asset = m.AssetIn(links[t], e);
+      per_env[e][t] = asset < 0 ? 0 : static_cast<int>(tracked[t].points[asset].size());
+    }
+  }
+  auto g = std::make_unique<sensors::TrackedGeometry>(std::move(tracked), m.num_envs(), per_env);
+  if (spec.kind == sensors::SensorKind::kProximityTaxel) g->BuildIndices();
+  if (spec.kind == sensors::SensorKind::kElastomerTaxel) g->PrepareFft(sensor.layout(), spec.elastomer);
+  return g;
 }
 
 size_t Scene::memory_bytes() const {

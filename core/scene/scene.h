@@ -19,6 +19,7 @@
 #include "core/scene/scene_spec.h"
 #include "core/sensors/probe_kernels.h"
 #include "core/sensors/sensor.h"
+#include "core/sensors/tracked_geometry.h"
 
 namespace taxel::scene {
 
@@ -95,6 +96,11 @@ class Scene {
  private:
   Scene() = default;
   void GatherCandidates(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const;
+  void GatherGel(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const;
+  void TrackedInEnv(const sensors::Sensor& sensor, int env, std::vector<sensors::TrackedLinkInEnv>* out) const;
+  std::unique_ptr<sensors::TrackedGeometry> BuildTrackedGeometry(const sensors::Sensor& sensor,
+                                                                 const std::vector<LinkIndex>& links) const;
+  static bool IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l);
 
   std::shared_ptr<const SceneModel> model_;
   std::map<int32_t, std::unique_ptr<sensors::Sensor>> sensors_;
@@ -103,10 +109,14 @@ class Scene {
   std::vector<sensors::LinkKinematics> static_kinematics_;  // [link] (terrain/static links)
   std::vector<uint8_t> has_pose_;                           // [env]: a pose arrived since reset
   std::vector<uint32_t> reset_count_;                       // [env]
+  std::vector<uint64_t> env_steps_;                         // [env]: steps since creation (random keys)
+  std::vector<uint64_t> env_steps_since_reset_;             // [env]: steps since the last reset
   int64_t step_count_ = 0;
   // Scratch reused across steps (not state).
   std::vector<RigidTransform> decoded_;
   std::vector<std::vector<sensors::ProbeCandidate>> worker_candidates_;
+  std::vector<std::vector<sensors::ProbeCandidate>> worker_gel_;
+  std::vector<std::vector<sensors::TrackedLinkInEnv>> worker_tracked_;
 };
 
 }  // namespace taxel::scene

@@ -16,59 +16,82 @@ inline void Store3(float* out, const Eigen::Vector3d& v) {
 
 }  // namespace
 
-ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double radius, absl::Span<const ProbeCandidate> candidates) {
+ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates) {
   ProbeContact best;
-  const double r2 = radius * radius;
+  const double r2 = reach * reach;
   for (size_t c = 0; c < candidates.size(); ++c) {
     const ProbeCandidate& cand = candidates[c];
     // The probe sphere must reach the shape's bounds to touch the shape.
     if (cand.bounds_W.SquaredDistance(o_W) > r2) continue;
-    const geometry::SignedDistanceResult sd = cand.shape->SignedDistance(cand.X_SW * o_W, radius);
-    if (!sd.found()) continue;
-    const double depth = radius - sd.distance;
-    if (depth > best.depth) {
-      best.depth = depth;
+    const geometry::SignedDistanceResult sd = cand.shape->SignedDistance(cand.X_SW * o_W, reach);
+    if (!sd.found() || !(sd.distance < reach)) continue;
+    if (sd.distance < best.sd) {
+      best.sd = sd.distance;
       best.normal_W = cand.R_WS * sd.normal;
       best.candidate = static_cast<int>(c);
     }
   }
+  best.depth = best.DepthFor(reach);
   return best;
 }
 
-void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, const LinkKinematics& link,
+namespace {
+
+// Force and torque of a KinematicTaxel probe (link frame) for a contact of the given depth.
+void KinematicForce(const SensorSpec& spec, const ProbeCandidate& cand, const LinkKinematics& link,
+                    const Eigen::Matrix3d& R_LW, const Eigen::Vector3d& p_L, const Eigen::Vector3d& o_W,
+                    const Eigen::Vector3d& n, double depth, Eigen::Vector3d* F_L, Eigen::Vector3d* T_L) {
+  // Velocity of the partner relative to the sensor, both evaluated at the probe centre.
+  const Eigen::Vector3d v_rel = cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W);
+  const double w_n = (cand.partner->w_W - link.w_W).dot(n);
+  *F_L = R_LW * contact::SpringDamperForce(spec.spring_damper, depth, n, v_rel);
+  *T_L = p_L.cross(*F_L) - spec.spring_damper.twist_damping * w_n * (R_LW * n);
+}
+
+}  // namespace
+
+void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& link,
                         absl::Span<const ProbeCandidate> candidates) {
   const ProbeLayout& layout = sensor.layout();
   const SensorSpec& spec = sensor.spec();
   SensorOutputs& out = sensor.mutable_truth();
+  MeasuredPipeline* pipe = sensor.pipeline();
+  float* raw = pipe != nullptr ? sensor.raw_measured(env) : nullptr;
+  const int W = pipe != nullptr ? sensor.measured_width() : 0;
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
+    const double radius_m = pipe != nullptr ? pipe->MeasuredRadius(env, k, radius, step) : radius;
+    const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
     ProbeContact contact;
     Eigen::Vector3d o_W = Eigen::Vector3d::Zero();
     if (radius > 0) {  // fillers (radius 0) read 0
       o_W = link.X_WL * layout.position(k);
-      contact = DeepestContact(o_W, radius, candidates);
+      contact = DeepestContact(o_W, std::max(radius, radius_m), candidates);
     }
+    const double depth = radius > 0 ? contact.DepthFor(radius) : 0.0;
+    const double depth_m = radius > 0 ? contact.DepthFor(radius_m) : 0.0;
     switch (sensor.kind()) {
       case SensorKind::kContactProbe: {
         // Schmitt trigger: on at depth ≥ contact_threshold, off below release_threshold.
         uint8_t& on = sensor.latch()[slot];
-        if (contact.depth >= spec.contact_threshold) {
+        if (depth >= spec.contact_threshold) {
           on = 1;
-        } else if (contact.depth < sensor.release_threshold()) {
+        } else if (depth < sensor.release_threshold()) {
           on = 0;
         }
         if (radius == 0) on = 0;
         out.contact[slot] = on;
-        out.depth[slot] = static_cast<float>(contact.depth);
+        out.depth[slot] = static_cast<float>(depth);
+        if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
         break;
       }
       case SensorKind::kContactDepthProbe: {
-        out.depth[slot] = static_cast<float>(contact.depth);
-        if (contact.candidate >= 0) {
-          const double d = std::min(contact.depth, 2 * radius);
+        out.depth[slot] = static_cast<float>(depth);
+        if (depth > 0) {
+          const double d = std::min(depth, 2 * radius);
           out.area[slot] = static_cast<float>(kPi * (2 * radius * d - d * d));
           Store3(&out.normal[3 * slot], R_LW * contact.normal_W);
           out.partner[slot] = candidates[contact.candidate].link.value();
@@ -77,24 +100,32 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, const LinkK
           Store3(&out.normal[3 * slot], Eigen::Vector3d::Zero());
           out.partner[slot] = -1;
         }
+        if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
         break;
       }
       case SensorKind::kKinematicTaxel: {
-        if (contact.candidate < 0) {
-          Store3(&out.force[3 * slot], Eigen::Vector3d::Zero());
-          Store3(&out.torque[3 * slot], Eigen::Vector3d::Zero());
-          break;
+        Eigen::Vector3d F = Eigen::Vector3d::Zero(), T = Eigen::Vector3d::Zero();
+        if (depth > 0) {
+          KinematicForce(spec, candidates[contact.candidate], link, R_LW, layout.position(k), o_W, contact.normal_W,
+                         depth, &F, &T);
         }
-        const ProbeCandidate& cand = candidates[contact.candidate];
-        const Eigen::Vector3d& n = contact.normal_W;
-        // Velocity of the partner relative to the sensor, both evaluated at the probe centre.
-        const Eigen::Vector3d v_rel = cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W);
-        const double w_n = (cand.partner->w_W - link.w_W).dot(n);
-        const Eigen::Vector3d F_L = R_LW * contact::SpringDamperForce(spec.spring_damper, contact.depth, n, v_rel);
-        const Eigen::Vector3d n_L = R_LW * n;
-        const Eigen::Vector3d T_L = layout.position(k).cross(F_L) - spec.spring_damper.twist_damping * w_n * n_L;
-        Store3(&out.force[3 * slot], F_L);
-        Store3(&out.torque[3 * slot], T_L);
+        Store3(&out.force[3 * slot], F);
+        Store3(&out.torque[3 * slot], T);
+        if (raw != nullptr) {
+          Eigen::Vector3d Fm = Eigen::Vector3d::Zero(), Tm = Eigen::Vector3d::Zero();
+          if (depth_m > 0) {
+            if (depth_m == depth) {
+              Fm = F, Tm = T;
+            } else {
+              KinematicForce(spec, candidates[contact.candidate], link, R_LW, layout.position(k), o_W,
+                             contact.normal_W, depth_m, &Fm, &Tm);
+            }
+          }
+          for (int a = 0; a < 3; ++a) {
+            raw[k * W + a] = static_cast<float>(gain * Fm[a]);
+            raw[k * W + 3 + a] = static_cast<float>(gain * Tm[a]);
+          }
+        }
         break;
       }
       default:

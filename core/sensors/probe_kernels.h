@@ -6,6 +6,8 @@
 #ifndef TAXEL_CORE_SENSORS_PROBE_KERNELS_H_
 #define TAXEL_CORE_SENSORS_PROBE_KERNELS_H_
 
+#include <limits>
+
 #include "Eigen/Core"
 #include "absl/types/span.h"
 #include "core/common/ids.h"
@@ -37,19 +39,26 @@ struct ProbeCandidate {
   const LinkKinematics* partner = nullptr;
 };
 
-/// The deepest contact of one probe: depth = max(0, max_g (R − sd_g(o))). Ties keep the first
-/// candidate in canonical order.
+/// The deepest contact of one probe: the smallest signed distance sd = min_g sd_g(o) over the
+/// candidates within reach, so that depth(R) = max(0, R − sd) for any radius R ≤ reach. Ties keep
+/// the first candidate in canonical order.
 struct ProbeContact {
-  double depth = 0;                                  ///< m; 0 means no contact
-  Eigen::Vector3d normal_W = Eigen::Vector3d::Zero();  ///< out of the partner, unit
-  int candidate = -1;                                ///< index into the candidate list, −1 none
+  double sd = std::numeric_limits<double>::infinity();  ///< m; +inf: nothing within reach
+  double depth = 0;                                     ///< max(0, reach − sd)
+  Eigen::Vector3d normal_W = Eigen::Vector3d::Zero();   ///< out of the partner, unit
+  int candidate = -1;                                   ///< index into the candidate list, −1 none
+
+  double DepthFor(double radius) const { return radius - sd > 0 ? radius - sd : 0.0; }
 };
 
-/// Finds the deepest contact of a sphere of radius R at o_W over `candidates`.
-ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double radius, absl::Span<const ProbeCandidate> candidates);
+/// Finds the deepest contact of a sphere of radius `reach` at o_W over `candidates` (reach 0:
+/// indentation of the point itself).
+ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates);
 
-/// Evaluates probes [begin, end) of `sensor` in env `env`, ground-truth branch.
-void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, const LinkKinematics& sensor_link,
+/// Evaluates probes [begin, end) of `sensor` in env `env`: the ground-truth branch, and when the
+/// sensor has imperfections its raw measured values (noisy radius, gain) for the pipeline.
+/// `step` is the env's step counter (keys the radius noise).
+void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
                         absl::Span<const ProbeCandidate> candidates);
 
 }  // namespace taxel::sensors

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/sensors/tracked_geometry.h"
 
 namespace taxel::sensors {
 namespace {
@@ -14,12 +16,67 @@ std::vector<Channel> ChannelsOf(SensorKind kind) {
     case SensorKind::kContactProbe: return {Channel::kContact, Channel::kDepth};
     case SensorKind::kContactDepthProbe: return {Channel::kDepth, Channel::kNormal, Channel::kArea, Channel::kPartner};
     case SensorKind::kKinematicTaxel: return {Channel::kForce, Channel::kTorque};
-    default: return {};
+    case SensorKind::kElastomerTaxel: return {Channel::kDisplacement};
+    case SensorKind::kProximityTaxel: return {Channel::kForce, Channel::kTorque};
   }
+  return {};
 }
 
-size_t ChannelBytes(Channel c) {
-  return c == Channel::kContact ? 1 : 4;
+// How the pipeline sees a probe's channels.
+std::vector<ChannelGroup> GroupsOf(SensorKind kind) {
+  switch (kind) {
+    case SensorKind::kContactProbe:
+    case SensorKind::kContactDepthProbe: return {ChannelGroup::kScalar};
+    case SensorKind::kKinematicTaxel:
+    case SensorKind::kProximityTaxel: return {ChannelGroup::kForceLike, ChannelGroup::kTorque};
+    case SensorKind::kElastomerTaxel: return {ChannelGroup::kForceLike};
+  }
+  return {};
+}
+
+int WidthOf(SensorKind kind) {
+  int w = 0;
+  for (ChannelGroup g : GroupsOf(kind)) w += g == ChannelGroup::kScalar ? 1 : 3;
+  return w;
+}
+
+size_t ChannelBytes(Channel c) { return c == Channel::kContact ? 1 : 4; }
+
+absl::Status Finite(absl::string_view field, absl::string_view name, double v, double min, bool strict) {
+  const bool ok = std::isfinite(v) && (strict ? v > min : v >= min);
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".", name, ": expected a finite value ", strict ? "> " : ">= ", min, ", got ", v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateElastomer(const ElastomerParams& p, absl::string_view f) {
+  TAXEL_RETURN_IF_ERROR(Finite(f, "lambda_d", p.lambda_d, 0, true));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "dilate_scale", p.dilate_scale, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "normal_exponent", p.normal_exponent, 0, true));
+  if (!(p.compressibility >= 0 && p.compressibility <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(f, ".compressibility: expected a value in [0, 1], got ", p.compressibility));
+  }
+  TAXEL_RETURN_IF_ERROR(Finite(f, "elastomer_thickness", p.elastomer_thickness, 0, true));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "lambda_s", p.lambda_s, 0, true));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "shear_scale", p.shear_scale, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "contact_threshold", p.contact_threshold, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "release_threshold", p.release_threshold, -1e300, false));
+  if (p.release_threshold > p.contact_threshold) {
+    return absl::InvalidArgumentError(absl::StrCat(f, ".release_threshold: expected a value <= contact_threshold (",
+                                                   p.contact_threshold, "), got ", p.release_threshold));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateProximity(const ProximityParams& p, absl::string_view f) {
+  TAXEL_RETURN_IF_ERROR(Finite(f, "stiffness", p.stiffness, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "shear_coupling", p.shear_coupling, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "twist_scalar", p.twist_scalar, -1e300, false));
+  TAXEL_RETURN_IF_ERROR(Finite(f, "density_scalar", p.density_scalar, 0, false));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -44,27 +101,34 @@ absl::string_view ChannelName(Channel c) {
     case Channel::kPartner: return "partner";
     case Channel::kForce: return "force";
     case Channel::kTorque: return "torque";
+    case Channel::kDisplacement: return "displacement";
   }
   return "unknown";
 }
 
 int ChannelWidth(Channel c) {
-  return (c == Channel::kNormal || c == Channel::kForce || c == Channel::kTorque) ? 3 : 1;
+  return (c == Channel::kNormal || c == Channel::kForce || c == Channel::kTorque || c == Channel::kDisplacement) ? 3 : 1;
 }
 
 size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs) {
   size_t per_probe = 1;  // latch
   for (Channel c : ChannelsOf(spec.kind)) per_probe += ChannelBytes(c) * ChannelWidth(c);
+  if (spec.imperfections.any()) {
+    // measured outputs + raw + hysteresis/walk/held/dead + ring
+    const size_t w = static_cast<size_t>(WidthOf(spec.kind));
+    per_probe *= 2;
+    per_probe += 4 * w * (6 + std::max(spec.imperfections.history_length, 2));
+  }
   return per_probe * spec.probe_local_pos.size() * static_cast<size_t>(std::max(num_envs, 0));
 }
 
+Sensor::~Sensor() = default;
+
+void Sensor::set_tracked(std::unique_ptr<TrackedGeometry> tracked) { tracked_ = std::move(tracked); }
+
 absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                        const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                       int num_envs, absl::string_view field) {
-  if (spec.kind == SensorKind::kElastomerTaxel || spec.kind == SensorKind::kProximityTaxel) {
-    return absl::UnimplementedError(absl::StrCat(field, ".kind: ", SensorKindName(spec.kind),
-                                                 " is not available yet (planned)"));
-  }
+                                                       int num_envs, uint64_t seed, absl::string_view field) {
   TAXEL_ASSIGN_OR_RETURN(ProbeLayout layout,
                          ProbeLayout::Create(spec.probe_local_pos, spec.probe_radius, spec.probe_local_normal,
                                              spec.grid_rows, spec.grid_cols, field));
@@ -85,6 +149,22 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     const std::string f = absl::StrCat(field, ".kinematic_taxel");
     TAXEL_RETURN_IF_ERROR(contact::ValidateSpringDamperParams(spec.spring_damper, f.c_str()));
   }
+  if (spec.kind == SensorKind::kElastomerTaxel) {
+    TAXEL_RETURN_IF_ERROR(ValidateElastomer(spec.elastomer, absl::StrCat(field, ".elastomer")));
+  }
+  if (spec.kind == SensorKind::kProximityTaxel) {
+    TAXEL_RETURN_IF_ERROR(ValidateProximity(spec.proximity, absl::StrCat(field, ".proximity")));
+  }
+  if (spec.kind == SensorKind::kElastomerTaxel || spec.kind == SensorKind::kProximityTaxel) {
+    if (spec.track_links.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".track_links: expected at least one tracked link"));
+    }
+    if (spec.n_sample_points < 1 || spec.n_sample_points > 1000000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".n_sample_points: expected a value in [1, 1000000], got ", spec.n_sample_points));
+    }
+  }
+  TAXEL_RETURN_IF_ERROR(ValidateImperfections(spec.imperfections, layout, field));
   sensor->id_ = id;
   sensor->link_ = link;
   sensor->layout_ = std::move(layout);
@@ -95,28 +175,110 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   sensor->channels_ = ChannelsOf(spec.kind);
   sensor->spec_ = std::move(spec);
   const size_t n = static_cast<size_t>(num_envs) * sensor->layout_.size();
-  SensorOutputs& o = sensor->truth_;
-  for (Channel c : sensor->channels_) {
-    const size_t len = n * ChannelWidth(c);
-    switch (c) {
-      case Channel::kContact: o.contact.assign(len, 0); break;
-      case Channel::kDepth: o.depth.assign(len, 0.f); break;
-      case Channel::kNormal: o.normal.assign(len, 0.f); break;
-      case Channel::kArea: o.area.assign(len, 0.f); break;
-      case Channel::kPartner: o.partner.assign(len, -1); break;
-      case Channel::kForce: o.force.assign(len, 0.f); break;
-      case Channel::kTorque: o.torque.assign(len, 0.f); break;
+  const bool measured = sensor->spec_.imperfections.any();
+  for (SensorOutputs* o : {&sensor->truth_, &sensor->measured_}) {
+    if (o == &sensor->measured_ && !measured) break;
+    for (Channel c : sensor->channels_) {
+      const size_t len = n * ChannelWidth(c);
+      switch (c) {
+        case Channel::kContact: o->contact.assign(len, 0); break;
+        case Channel::kDepth: o->depth.assign(len, 0.f); break;
+        case Channel::kNormal: o->normal.assign(len, 0.f); break;
+        case Channel::kArea: o->area.assign(len, 0.f); break;
+        case Channel::kPartner: o->partner.assign(len, -1); break;
+        case Channel::kForce: o->force.assign(len, 0.f); break;
+        case Channel::kTorque: o->torque.assign(len, 0.f); break;
+        case Channel::kDisplacement: o->displacement.assign(len, 0.f); break;
+      }
     }
   }
-  if (sensor->kind() == SensorKind::kContactProbe) sensor->latch_.assign(n, 0);
+  if (sensor->kind() == SensorKind::kContactProbe) {
+    sensor->latch_.assign(n, 0);
+    if (measured) sensor->latch_measured_.assign(n, 0);
+  }
+  if (measured) {
+    sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
+                                                           GroupsOf(sensor->kind()), num_envs, seed, id.value());
+    sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
+  }
   return sensor;
 }
+
+int Sensor::measured_width() const { return WidthOf(spec_.kind); }
 
 bool Sensor::has_channel(Channel c) const {
   return std::find(channels_.begin(), channels_.end(), c) != channels_.end();
 }
 
-void Sensor::ResetEnv(int env) {
+void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt) {
+  const int n = layout_.size();
+  const int W = measured_width();
+  thread_local std::vector<float> out;
+  out.resize(static_cast<size_t>(n) * W);
+  pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env), out.data());
+  const size_t base = static_cast<size_t>(env) * n;
+  switch (kind()) {
+    case SensorKind::kKinematicTaxel:
+    case SensorKind::kProximityTaxel:
+      for (int k = 0; k < n; ++k) {
+        for (int a = 0; a < 3; ++a) {
+          measured_.force[(base + k) * 3 + a] = out[k * 6 + a];
+          measured_.torque[(base + k) * 3 + a] = out[k * 6 + 3 + a];
+        }
+      }
+      break;
+    case SensorKind::kElastomerTaxel:
+      std::copy(out.begin(), out.end(), measured_.displacement.begin() + base * 3);
+      break;
+    case SensorKind::kContactDepthProbe:
+      for (int k = 0; k < n; ++k) {
+        const double d = out[k];
+        const double R = layout_.radius(k);
+        measured_.depth[base + k] = out[k];
+        const double dc = std::clamp(d, 0.0, 2 * R);
+        measured_.area[base + k] = static_cast<float>(3.141592653589793 * (2 * R * dc - dc * dc));
+        measured_.partner[base + k] = truth_.partner[base + k];
+        for (int a = 0; a < 3; ++a) measured_.normal[(base + k) * 3 + a] = truth_.normal[(base + k) * 3 + a];
+      }
+      break;
+    case SensorKind::kContactProbe:
+      for (int k = 0; k < n; ++k) {
+        const float d = out[k];
+        uint8_t& on = latch_measured_[base + k];
+        if (d >= spec_.contact_threshold) {
+          on = 1;
+        } else if (d < release_threshold_) {
+          on = 0;
+        }
+        if (layout_.radius(k) == 0) on = 0;
+        measured_.depth[base + k] = d;
+        measured_.contact[base + k] = on;
+      }
+      break;
+  }
+}
+
+std::vector<Channel> Sensor::history_channels() const {
+  switch (kind()) {
+    case SensorKind::kKinematicTaxel:
+    case SensorKind::kProximityTaxel: return {Channel::kForce, Channel::kTorque};
+    case SensorKind::kElastomerTaxel: return {Channel::kDisplacement};
+    default: return {Channel::kDepth};
+  }
+}
+
+void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
+  const int n = layout_.size();
+  const int W = measured_width();
+  const int width = ChannelWidth(c);
+  const int offset = c == Channel::kTorque ? 3 : 0;
+  const float* sample = pipeline_->History(env, h);
+  for (int k = 0; k < n; ++k) {
+    for (int a = 0; a < width; ++a) out[k * width + a] = sample ? sample[k * W + offset + a] : 0.f;
+  }
+}
+
+void Sensor::ResetEnv(int env, uint32_t reset_count) {
   const size_t n = layout_.size();
   const size_t b = static_cast<size_t>(env) * n, e = b + n;
   auto zero = [&](auto& v, int width, auto value) {
@@ -130,16 +292,26 @@ void Sensor::ResetEnv(int env) {
     zero(o->partner, 1, int32_t{-1});
     zero(o->force, 3, 0.f);
     zero(o->torque, 3, 0.f);
+    zero(o->displacement, 3, 0.f);
   }
   zero(latch_, 1, uint8_t{0});
+  zero(latch_measured_, 1, uint8_t{0});
+  if (pipeline_) {
+    zero(raw_measured_, measured_width(), 0.f);
+    pipeline_->ResetEnv(env, reset_count);
+  }
+  if (tracked_) tracked_->ResetEnv(env);
 }
 
 size_t Sensor::memory_bytes() const {
-  size_t total = sizeof(*this) + latch_.capacity() + ignored_.capacity();
+  size_t total = sizeof(*this) + latch_.capacity() + latch_measured_.capacity() + ignored_.capacity() +
+                 raw_measured_.capacity() * 4;
   for (const SensorOutputs* o : {&truth_, &measured_}) {
     total += o->contact.capacity() + 4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() +
-                                          o->partner.capacity() + o->force.capacity() + o->torque.capacity());
+                                          o->partner.capacity() + o->force.capacity() + o->torque.capacity() +
+                                          o->displacement.capacity());
   }
+  if (tracked_) total += tracked_->memory_bytes();
   return total + layout_.size() * (sizeof(Eigen::Vector3d) * 2 + sizeof(double));
 }
 

@@ -9,44 +9,52 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/common/ids.h"
+#include "core/sensors/imperfections.h"
 #include "core/sensors/probe_layout.h"
 #include "core/sensors/sensor_spec.h"
 
 namespace taxel::sensors {
 
-/// Which branch a read returns: with imperfections (measured) or clean (ground truth). Until a
-/// sensor has an imperfection configured, both branches hold the same numbers.
+class TrackedGeometry;  // elastomer / proximity state, defined in tracked_geometry.h
+
+/// Which branch a read returns: with imperfections (measured) or clean (ground truth). A sensor
+/// without imperfections returns the same numbers on both.
 enum class Branch { kGroundTruth = 0, kMeasured = 1 };
 
 /// Output channels. Which ones a sensor fills depends on its kind:
 ///   ContactProbe       contact, depth
 ///   ContactDepthProbe  depth, normal, area, partner
 ///   KinematicTaxel     force, torque
-/// Layout: env-major, then probe, then channel: index (env·n + probe)·channels + c.
-enum class Channel { kContact, kDepth, kNormal, kArea, kPartner, kForce, kTorque };
-inline constexpr int kNumChannels = 7;
+///   ElastomerTaxel     displacement
+///   ProximityTaxel     force, torque
+/// Layout: env-major, then probe, then channel: index (env·n + probe)·width + c.
+enum class Channel { kContact, kDepth, kNormal, kArea, kPartner, kForce, kTorque, kDisplacement };
+inline constexpr int kNumChannels = 8;
 absl::string_view ChannelName(Channel c);
 /// Values per probe for a channel (3 for vectors, else 1).
 int ChannelWidth(Channel c);
 
 struct SensorOutputs {
-  std::vector<uint8_t> contact;  ///< 0/1
-  std::vector<float> depth;      ///< m
-  std::vector<float> normal;     ///< unit, link frame, out of the partner
-  std::vector<float> area;       ///< m², spherical cap π(2Rd − d²)
-  std::vector<int32_t> partner;  ///< canonical link index of the deepest partner, −1 none
-  std::vector<float> force;      ///< N, link frame
-  std::vector<float> torque;     ///< N·m, link frame
+  std::vector<uint8_t> contact;     ///< 0/1
+  std::vector<float> depth;         ///< m
+  std::vector<float> normal;        ///< unit, link frame, out of the partner
+  std::vector<float> area;          ///< m², spherical cap π(2Rd − d²)
+  std::vector<int32_t> partner;     ///< canonical link index of the deepest partner, −1 none
+  std::vector<float> force;         ///< N, link frame
+  std::vector<float> torque;        ///< N·m, link frame
+  std::vector<float> displacement;  ///< m, link frame (marker displacement)
 };
 
 class Sensor {
  public:
   /// Validates the kind-specific options (the scene resolves links first). `link` is the sensor
-  /// link; `ignored_links` its filter list; `num_links` the scene's link count.
-  /// Errors: INVALID_ARGUMENT naming `field` and the option.
+  /// link; `ignored_links` its filter list; `num_links` the scene's link count; `seed` the
+  /// scene's seed (imperfection draws). Errors: INVALID_ARGUMENT naming `field` and the option.
   static absl::StatusOr<std::unique_ptr<Sensor>> Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                         const std::vector<LinkIndex>& ignored_links,
-                                                        int num_links, int num_envs, absl::string_view field);
+                                                        int num_links, int num_envs, uint64_t seed,
+                                                        absl::string_view field);
+  ~Sensor();
 
   /// Bytes the buffers of a sensor with this spec would take for `num_envs` envs (for limits,
   /// checked before anything is allocated).
@@ -66,13 +74,35 @@ class Sensor {
   const std::vector<Channel>& channels() const { return channels_; }
   bool has_channel(Channel c) const;
 
-  const SensorOutputs& outputs(Branch b) const { return b == Branch::kMeasured && has_measured_ ? measured_ : truth_; }
+  const SensorOutputs& outputs(Branch b) const { return b == Branch::kMeasured && pipeline_ ? measured_ : truth_; }
   SensorOutputs& mutable_truth() { return truth_; }
   /// Schmitt-trigger latch per (env, probe) of the ground-truth branch.
   std::vector<uint8_t>& latch() { return latch_; }
 
-  /// Zeroes the outputs and per-env state of env e (Reset).
-  void ResetEnv(int env);
+  // ---- Measured branch ----
+  /// The imperfection pipeline, or nullptr when the sensor has no imperfection configured.
+  MeasuredPipeline* pipeline() { return pipeline_.get(); }
+  const MeasuredPipeline* pipeline() const { return pipeline_.get(); }
+  /// Values per probe of the measured pipeline (1 depth; 6 force + torque; 3 displacement).
+  int measured_width() const;
+  /// Kernel output for the measured branch (gain and noisy radius applied): [E·n·width].
+  float* raw_measured(int env) { return &raw_measured_[static_cast<size_t>(env) * layout_.size() * measured_width()]; }
+  /// Runs the pipeline for env e after the kernels and fills the measured outputs.
+  void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt);
+  /// The channels a history read returns (those carried by the pipeline).
+  std::vector<Channel> history_channels() const;
+  /// Copies history sample h (0 newest) of env e, channel c, into out (n·width floats; zeros
+  /// before that many samples). @pre pipeline() and c in history_channels().
+  void CopyHistory(int env, int h, Channel c, float* out) const;
+
+  // ---- Elastomer / proximity state (set by the scene) ----
+  void set_tracked(std::unique_ptr<TrackedGeometry> tracked);
+  TrackedGeometry* tracked() { return tracked_.get(); }
+  const TrackedGeometry* tracked() const { return tracked_.get(); }
+
+  /// Zeroes the outputs and per-env state of env e (Reset); redraws imperfection draws with
+  /// `reset_count`.
+  void ResetEnv(int env, uint32_t reset_count);
   size_t memory_bytes() const;
 
  private:
@@ -86,8 +116,10 @@ class Sensor {
   double release_threshold_ = 0;
   std::vector<Channel> channels_;
   SensorOutputs truth_, measured_;
-  bool has_measured_ = false;
-  std::vector<uint8_t> latch_;
+  std::vector<uint8_t> latch_, latch_measured_;
+  std::unique_ptr<MeasuredPipeline> pipeline_;
+  std::vector<float> raw_measured_;
+  std::unique_ptr<TrackedGeometry> tracked_;
 };
 
 }  // namespace taxel::sensors

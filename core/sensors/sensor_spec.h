@@ -3,6 +3,7 @@
 #define TAXEL_CORE_SENSORS_SENSOR_SPEC_H_
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,63 @@
 #include "core/contact/spring_damper_law.h"
 
 namespace taxel::sensors {
+
+/// How crosstalk treats the grid border.
+///  - kZero: neighbours outside the grid read 0 (what Genesis does); signal leaks out at the edges.
+///  - kRenormalize: each source spreads its value over the in-grid (non-filler) taxels only, so the
+///    total over the grid is conserved.
+enum class CrosstalkBorder { kZero, kRenormalize };
+
+/// Hardware-style imperfections of the measured branch (DESIGN §4), applied in this order each
+/// step: radius noise and per-(env, probe) gain inside the kernel → spatial crosstalk →
+/// viscoelastic hysteresis → random walk → white noise → bias → quantisation → dead taxels; then
+/// timing (update period, delay with jitter; history). The ground-truth branch never sees them.
+/// All defaults are "off".
+struct ImperfectionSpec {
+  /// σ_R (m): each step R_m = max(0, R + U(−1, 1)·σ_R) per (env, probe).
+  double probe_radius_noise = 0;
+  /// Gain per probe (1 shared value or one per probe); multiplies the kernel's output.
+  std::vector<double> probe_gain = {1.0};
+  /// If set, [lo, hi]: at every reset each (env, probe) gain is redrawn from U(lo, hi).
+  std::optional<std::pair<double, double>> probe_gain_resample_range;
+  /// Gaussian crosstalk (grid sensors): y = (1 − strength)·x + strength·(G ⋆ x), G the
+  /// L1-normalised Gaussian of standard deviation `crosstalk_sigma` (m) on the physical grid.
+  double crosstalk_strength = 0;
+  double crosstalk_sigma = 0;
+  /// Or an explicit odd kernel (replaces the Gaussian): crosstalk_kernel_layers × rows × cols
+  /// values, row-major; 1 layer for every channel, 2 layers normal | shear+torque, 3 layers
+  /// normal | shear | torque. Cross-correlation: y[i,j] = Σ K[a,b]·x[i + a − rows/2, j + b − cols/2].
+  std::vector<double> crosstalk_kernel;
+  int crosstalk_kernel_layers = 0, crosstalk_kernel_rows = 0, crosstalk_kernel_cols = 0;
+  CrosstalkBorder crosstalk_border = CrosstalkBorder::kZero;
+  /// Viscoelastic hysteresis: ξ ← e^(−dt/τ)·ξ + Δx; y = x + strength·ξ (τ in s).
+  double hysteresis_strength = 0;
+  double hysteresis_tau = 0;
+  /// Standard deviation of the per-step increment of a random walk added to every channel.
+  double random_walk = 0;
+  /// Standard deviation of white Gaussian noise added every step.
+  double noise = 0;
+  /// Constant offset added to every channel.
+  double bias = 0;
+  /// Quantisation step; values are rounded to a multiple of it, half to even. 0 = off.
+  double resolution = 0;
+  /// At every reset each (env, probe) is dead with this probability; every channel of a dead
+  /// probe reads a constant drawn from U(dead_taxel_value_range).
+  double dead_taxel_probability = 0;
+  std::pair<double, double> dead_taxel_value_range = {0.0, 0.0};
+  /// Latency (s): the measured branch returns the sample round(delay/dt) steps old (zero-order
+  /// hold; 0 until filled). Jitter (s, ≤ delay, ≤ dt) perturbs the delay by U(−jitter, jitter)
+  /// with probabilistic rounding of the slot; a delayed sensor never returns undelayed data.
+  double delay = 0;
+  double jitter = 0;
+  /// Keep the last `history_length` measured samples (not delayed) for history reads.
+  int history_length = 0;
+  /// Sample every `update_period` steps; hold the last sample in between.
+  int update_period = 1;
+
+  /// True when any stage or timing option differs from its default.
+  bool any() const;
+};
 
 enum class SensorKind {
   kContactProbe,       ///< contact flag per probe (Schmitt trigger on the depth)
@@ -21,6 +79,30 @@ enum class SensorKind {
 };
 
 absl::string_view SensorKindName(SensorKind kind);
+
+/// ElastomerTaxel options (DESIGN §4): marker displacement = dilation + shear.
+struct ElastomerParams {
+  double lambda_d = 700.0;            ///< dilation spread, m⁻² (exp(−λ_d r²))
+  double dilate_scale = 1.0;          ///< overall dilation gain
+  double normal_exponent = 2.0;       ///< p of the normal bulge h^p
+  double compressibility = 1.0;       ///< 1: local Gaussian in-plane weight; 0: incompressible h/(r²+ε²)
+  double elastomer_thickness = 2e-3;  ///< ε of the incompressible weight (m)
+  double lambda_s = 300.0;            ///< shear spread, m⁻²
+  double shear_scale = 1.0;           ///< overall shear gain
+  double contact_threshold = 1e-5;    ///< a tracked point anchors when it penetrates the gel deeper (m)
+  double release_threshold = -1e-4;   ///< and releases when its penetration drops below (m; −: separation)
+  /// Dilation by zero-padded FFT convolution on regular grids with one shared normal (exactly the
+  /// direct sum); false forces the direct sum.
+  bool use_fft = true;
+};
+
+/// ProximityTaxel options (DESIGN §4).
+struct ProximityParams {
+  double stiffness = 100.0;       ///< k
+  double shear_coupling = 0.0;    ///< k_sh
+  double twist_scalar = 0.0;      ///< k_tw
+  double density_scalar = 100.0;  ///< ρ = density_scalar / (sample points of the tracked link)
+};
 
 /// A sensor as specified by a client (unvalidated; Scene::AddSensor validates it).
 struct SensorSpec {
@@ -45,6 +127,17 @@ struct SensorSpec {
 
   // KinematicTaxel force law.
   contact::SpringDamperParams spring_damper;
+
+  // ElastomerTaxel and ProximityTaxel: the links whose geometry is tracked ("entity/link" or bare
+  // names), and how many surface points are sampled from them (split across the tracked links by
+  // area; each per-env asset variant gets the full budget).
+  std::vector<std::string> track_links;
+  int n_sample_points = 500;
+  ElastomerParams elastomer;
+  ProximityParams proximity;
+
+  /// Measured-branch imperfections (all sensor kinds).
+  ImperfectionSpec imperfections;
 };
 
 }  // namespace taxel::sensors

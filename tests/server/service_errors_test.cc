@@ -288,7 +288,8 @@ TEST_F(ServiceErrorsTest, BadSensorsAreRefused) {
 
   s = GoodSensor();
   s.set_kind(v1::ELASTOMER_TAXEL);
-  ExpectRefused("planned kind", Add(s), grpc::StatusCode::UNIMPLEMENTED, "sensor.kind: elastomer_taxel is not available");
+  ExpectRefused("elastomer without tracked links", Add(s), kInvalid,
+                "sensor.track_links: expected at least one tracked link", "sensor.track_links");
   EXPECT_EQ(client_->GetScene("grasp")->sensors_size(), 3) << "no refused sensor was added";
 }
 

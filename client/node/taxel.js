@@ -1,0 +1,577 @@
+'use strict';
+/**
+ * Node client for the Taxel service (package `taxel.v1`).
+ *
+ * The .proto files of the repository (../../proto) are loaded at run time with
+ * `@grpc/proto-loader`; nothing is generated. Requests and responses are plain objects with the
+ * wire's field names (snake_case, `keepCase`), enums as strings ("FLOAT32", "XYZW"), 64-bit
+ * integers as JavaScript numbers (exact up to 2^53; a `seed` beyond that may be given as a decimal
+ * string but reads back rounded), and `bytes` as Buffers.
+ *
+ * Arrays travel as `Tensor {dtype, shape, data}` (little-endian, C order). {@link tensor} builds one
+ * from a TypedArray without copying; {@link toTypedArray} turns a received one into a
+ * Float32Array / Float64Array / Int32Array / Uint8Array that is a view of the received bytes when
+ * their offset is aligned to the element size, and a copy otherwise (gRPC hands out Buffer slices
+ * of the whole message, at arbitrary offsets).
+ *
+ * @example
+ *   const { TaxelClient, tensor } = require('./taxel');
+ *   const client = new TaxelClient('127.0.0.1:50051', { timeoutMs: 10000 });
+ *   const info = await client.createScene(spec);
+ *   const r = await client.step({ scene: 'grasp', poses, quatOrder: 'XYZW', dt: 1 / 60 });
+ *   const depth = r.get('pad', 'depth');      // {dtype: 'FLOAT32', shape: [E, 16, 16], data}
+ *   client.close();
+ */
+
+const os = require('os');
+const path = require('path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
+
+/** Default directory of the wire contract: the repository's proto/ folder. */
+const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
+
+/** proto-loader options shared by every load. */
+const LOADER_OPTIONS = Object.freeze({
+  keepCase: true,   // field names as on the wire: probe_local_pos, env_ids, ...
+  longs: Number,    // int64 shapes, steps, byte counts as numbers
+  enums: String,    // "FLOAT32", "CONTACT_DEPTH_PROBE", ...
+  bytes: Buffer,    // tensor data as Buffer (a slice of the received message)
+  defaults: true,   // absent scalars and repeated fields read as 0 / "" / []
+  oneofs: true,     // Shape.geometry = "sphere" | "box" | ...
+});
+
+const packageCache = new Map();
+
+/**
+ * Loads taxel/v1/service.proto (and what it imports) once per proto directory.
+ * @param {string} [protoDir] directory holding taxel/v1/*.proto (default: the repository's proto/)
+ * @returns {object} the `taxel.v1` namespace of grpc.loadPackageDefinition (service constructor `Taxel`)
+ */
+function loadTaxelPackage(protoDir = DEFAULT_PROTO_DIR) {
+  const dir = path.resolve(protoDir);
+  let pkg = packageCache.get(dir);
+  if (!pkg) {
+    const definition = protoLoader.loadSync('taxel/v1/service.proto', { ...LOADER_OPTIONS, includeDirs: [dir] });
+    pkg = grpc.loadPackageDefinition(definition).taxel.v1;
+    packageCache.set(dir, pkg);
+  }
+  return pkg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensors.
+
+const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
+
+/** Element type of each DType: the TypedArray class that holds it. */
+const DTYPE_ARRAYS = Object.freeze({
+  FLOAT32: Float32Array,
+  FLOAT64: Float64Array,
+  INT32: Int32Array,
+  BOOL: Uint8Array,
+});
+
+function dtypeOfArray(array) {
+  if (array instanceof Float32Array) return 'FLOAT32';
+  if (array instanceof Float64Array) return 'FLOAT64';
+  if (array instanceof Int32Array) return 'INT32';
+  if (array instanceof Uint8Array) return 'BOOL';
+  throw new TypeError('tensor: expected a Float32Array, Float64Array, Int32Array or Uint8Array (bool)');
+}
+
+function product(shape) {
+  return shape.reduce((a, b) => a * Number(b), 1);
+}
+
+/** Bytes of `array` in little-endian order: the same memory on a little-endian host. */
+function littleEndianBytes(array) {
+  const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  if (LITTLE_ENDIAN_HOST || array.BYTES_PER_ELEMENT === 1) return bytes;
+  const swapped = Buffer.from(bytes);  // copy, then swap in place
+  if (array.BYTES_PER_ELEMENT === 4) swapped.swap32();
+  else swapped.swap64();
+  return swapped;
+}
+
+/**
+ * A wire Tensor from a TypedArray, without copying its memory (little-endian hosts).
+ * @param {Float32Array|Float64Array|Int32Array|Uint8Array} array elements in C order
+ *   (Uint8Array = BOOL, one byte per flag)
+ * @param {number[]} [shape] default [array.length]; [] is a scalar (one element)
+ * @returns {{dtype: string, shape: number[], data: Buffer}}
+ */
+function tensor(array, shape) {
+  const dtype = dtypeOfArray(array);
+  const dims = shape === undefined ? [array.length] : Array.from(shape, Number);
+  if (product(dims) !== array.length) {
+    throw new RangeError(`tensor: shape [${dims.join(', ')}] holds ${product(dims)} elements, the array ${array.length}`);
+  }
+  return { dtype, shape: dims, data: littleEndianBytes(array) };
+}
+
+/**
+ * The elements of a received Tensor as a TypedArray of its dtype (FLOAT32 -> Float32Array,
+ * FLOAT64 -> Float64Array, INT32 -> Int32Array, BOOL -> Uint8Array).
+ *
+ * Zero-copy when `tensor.data.byteOffset` is a multiple of the element size (the result shares
+ * memory with the received Buffer); otherwise — TypedArrays cannot start at an unaligned offset —
+ * the bytes are copied once into a fresh, aligned array. Always a copy on a big-endian host.
+ * @param {{dtype: string, shape: number[], data: Uint8Array}} t
+ * @returns {Float32Array|Float64Array|Int32Array|Uint8Array}
+ */
+function toTypedArray(t) {
+  const Type = DTYPE_ARRAYS[t.dtype];
+  if (!Type) throw new TypeError(`tensor: unsupported dtype ${t.dtype}`);
+  const data = t.data || Buffer.alloc(0);
+  const n = product(t.shape || []);
+  const size = Type.BYTES_PER_ELEMENT;
+  if (data.byteLength !== n * size) {
+    throw new RangeError(`tensor: ${t.dtype} [${(t.shape || []).join(', ')}] needs ${n * size} bytes, got ${data.byteLength}`);
+  }
+  if (LITTLE_ENDIAN_HOST && data.byteOffset % size === 0) {
+    return new Type(data.buffer, data.byteOffset, n);  // view
+  }
+  const copy = new Uint8Array(n * size);  // fresh buffer: offset 0, aligned
+  copy.set(data);
+  if (!LITTLE_ENDIAN_HOST && size > 1) {
+    const b = Buffer.from(copy.buffer);
+    if (size === 4) b.swap32(); else b.swap64();
+  }
+  return new Type(copy.buffer, 0, n);
+}
+
+/**
+ * A received Tensor as `{dtype, shape, data}` with `data` from {@link toTypedArray}.
+ * @param {{dtype: string, shape: number[], data: Uint8Array}} t
+ * @returns {{dtype: string, shape: number[], data: Float32Array|Float64Array|Int32Array|Uint8Array}}
+ */
+function fromTensor(t) {
+  return { dtype: t.dtype, shape: Array.from(t.shape || [], Number), data: toTypedArray(t) };
+}
+
+/**
+ * Accepts a wire Tensor ({dtype, shape, data: Buffer}), `{data: TypedArray, shape}`, or a bare
+ * TypedArray whose shape is `[length / inner, inner]` (or `[length]` when not divisible; the
+ * server then names the field and the shape it expected).
+ */
+function asTensor(value, inner) {
+  if (value === undefined || value === null) return undefined;
+  if (ArrayBuffer.isView(value)) {
+    const shape = inner && value.length % inner === 0 ? [value.length / inner, inner] : [value.length];
+    return tensor(value, shape);
+  }
+  if (ArrayBuffer.isView(value.data) && !(value.data instanceof Buffer) && value.dtype === undefined) {
+    return tensor(value.data, value.shape);
+  }
+  return value;  // already a wire Tensor
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/** google.rpc.Status and google.rpc.BadRequest (the fields Taxel uses), for decoding status details. */
+const RPC_ROOT = protobuf.Root.fromJSON({
+  nested: {
+    google: {
+      nested: {
+        protobuf: { nested: { Any: { fields: { type_url: { type: 'string', id: 1 }, value: { type: 'bytes', id: 2 } } } } },
+        rpc: {
+          nested: {
+            Status: {
+              fields: {
+                code: { type: 'int32', id: 1 },
+                message: { type: 'string', id: 2 },
+                details: { rule: 'repeated', type: 'google.protobuf.Any', id: 3 },
+              },
+            },
+            BadRequest: {
+              fields: { field_violations: { rule: 'repeated', type: 'FieldViolation', id: 1 } },
+              nested: {
+                FieldViolation: {
+                  fields: { field: { type: 'string', id: 1 }, description: { type: 'string', id: 2 } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+});
+const RpcStatus = RPC_ROOT.lookupType('google.rpc.Status');
+const RpcBadRequest = RPC_ROOT.lookupType('google.rpc.BadRequest');
+const BAD_REQUEST_URL = 'type.googleapis.com/google.rpc.BadRequest';
+
+/** gRPC status code number -> name ("INVALID_ARGUMENT"). */
+const STATUS_NAMES = Object.freeze(
+  Object.fromEntries(Object.entries(grpc.status).filter(([, v]) => typeof v === 'number').map(([k, v]) => [v, k])));
+
+/**
+ * Decodes the `grpc-status-details-bin` trailer (a google.rpc.Status).
+ * @param {Buffer} bytes
+ * @returns {{code: number, message: string, fieldViolations: {field: string, description: string}[],
+ *   details: {typeUrl: string, value: Buffer}[]}}
+ */
+function decodeStatusDetails(bytes) {
+  const status = RpcStatus.decode(bytes);
+  const fieldViolations = [];
+  const details = [];
+  for (const any of status.details) {
+    details.push({ typeUrl: any.type_url, value: Buffer.from(any.value) });
+    if (any.type_url === BAD_REQUEST_URL) {
+      for (const v of RpcBadRequest.decode(any.value).field_violations) {
+        fieldViolations.push({ field: v.field, description: v.description });
+      }
+    }
+  }
+  return { code: status.code, message: status.message, fieldViolations, details };
+}
+
+/**
+ * A failed call. `code` is the gRPC status code number (compare with `grpc.status.*`), `codeName`
+ * its name, `details` the server's message (which names the field: "poses: expected shape ...").
+ * `fieldViolations` comes from the google.rpc.BadRequest in the status details (INVALID_ARGUMENT,
+ * OUT_OF_RANGE); empty otherwise.
+ */
+class TaxelError extends Error {
+  /**
+   * @param {number} code
+   * @param {string} details
+   * @param {{field: string, description: string}[]} [fieldViolations]
+   * @param {grpc.Metadata} [metadata] the call's trailers
+   */
+  constructor(code, details, fieldViolations = [], metadata = undefined) {
+    const codeName = STATUS_NAMES[code] || `CODE_${code}`;
+    super(`${codeName}: ${details}`);
+    this.name = 'TaxelError';
+    this.code = code;
+    this.codeName = codeName;
+    this.details = details;
+    this.fieldViolations = fieldViolations;
+    this.metadata = metadata;
+  }
+}
+
+/** A grpc-js ServiceError (or any error) as a TaxelError. */
+function toTaxelError(err) {
+  if (err instanceof TaxelError) return err;
+  if (err == null || typeof err.code !== 'number') return err;
+  let fieldViolations = [];
+  const raw = err.metadata && err.metadata.get('grpc-status-details-bin');
+  if (raw && raw.length > 0) {
+    try {
+      fieldViolations = decodeStatusDetails(raw[0]).fieldViolations;
+    } catch (_) {
+      // Malformed details: keep the code and message.
+    }
+  }
+  const e = new TaxelError(err.code, err.details ?? err.message, fieldViolations, err.metadata);
+  e.cause = err;
+  return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses.
+
+/**
+ * Readings of a Step / ReadSensors response with every tensor converted by {@link fromTensor}.
+ * @typedef {{sensor: string, sensor_id: number, branch: string,
+ *   channels: Object<string, {dtype: string, shape: number[], data: ArrayLike<number>}>}} Reading
+ */
+
+function decodeReadings(response) {
+  const readings = (response.readings || []).map((r) => ({
+    sensor: r.sensor,
+    sensor_id: r.sensor_id,
+    branch: r.branch,
+    channels: Object.fromEntries(Object.entries(r.channels || {}).map(([k, t]) => [k, fromTensor(t)])),
+  }));
+  const out = { ...response, readings };
+  /**
+   * One channel of one sensor.
+   * @param {string} sensor
+   * @param {string} channel
+   * @param {string} [branch] "MEASURED" (default) or "GROUND_TRUTH"
+   */
+  out.get = (sensor, channel, branch = 'MEASURED') => {
+    const r = readings.find((x) => x.sensor === sensor && (x.branch === branch ||
+        (branch === 'MEASURED' && x.branch === 'BRANCH_UNSPECIFIED')));
+    if (!r) throw new Error(`no reading for sensor '${sensor}' (${branch})`);
+    const c = r.channels[channel];
+    if (!c) throw new Error(`sensor '${sensor}' has no channel '${channel}'`);
+    return c;
+  };
+  Object.defineProperty(out, 'get', { enumerable: false });
+  return out;
+}
+
+/**
+ * The wire StepRequest from the client's step arguments.
+ * @param {StepArgs} a
+ */
+function stepRequest(a) {
+  const req = {
+    scene: a.scene,
+    poses: asTensor(a.poses, 7),
+    quat_order: a.quatOrder ?? a.quat_order,
+    dt: a.dt ?? 0,
+    env_ids: a.envIds ?? a.env_ids ?? [],
+    twists: asTensor(a.twists, 6),
+    read: a.read,
+  };
+  if (a.sequence !== undefined) req.sequence = a.sequence;
+  return req;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client.
+
+/**
+ * @typedef {object} StepArgs
+ * @property {string} scene
+ * @property {Float64Array|Float32Array|object} poses `[E or len(envIds), L, 7]` (position, then
+ *   the quaternion in quatOrder). A bare TypedArray is sent as the flat `[E·L, 7]`; give
+ *   `{data, shape}` or a wire Tensor for another shape.
+ * @property {'XYZW'|'WXYZ'} quatOrder required
+ * @property {number} dt seconds, > 0
+ * @property {number[]} [envIds] envs on the poses' first axis; default all, in order
+ * @property {Float64Array|Float32Array|object} [twists] `[.., L, 6]` linear then angular velocity
+ * @property {{sensors?: string[], channels?: string[], branches?: string[], none?: boolean}} [read]
+ * @property {number} [sequence] echoed in the response (the stream assigns one when absent)
+ */
+
+/**
+ * @typedef {object} ClientOptions
+ * @property {number} [timeoutMs=30000] deadline of every unary call; 0 = none
+ * @property {string} [token] bearer token (`authorization: Bearer <token>`) for every call
+ * @property {grpc.ChannelCredentials} [credentials] default: insecure (plaintext)
+ * @property {number} [maxMessageBytes=67108864] largest message sent or received (the server's default limit)
+ * @property {string} [protoDir] directory holding taxel/v1/*.proto
+ * @property {object} [channelOptions] extra grpc-js channel options
+ */
+
+class TaxelClient {
+  /**
+   * @param {string} target "host:port" or "unix:/path/taxel.sock"
+   * @param {ClientOptions} [options]
+   */
+  constructor(target, options = {}) {
+    const pkg = loadTaxelPackage(options.protoDir);
+    const maxBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.timeoutMs = options.timeoutMs ?? 30000;
+    this.token = options.token;
+    /** The underlying grpc-js client (taxel.v1.Taxel), for anything not wrapped here. */
+    this.stub = new pkg.Taxel(target, options.credentials || grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': maxBytes,
+      'grpc.max_send_message_length': maxBytes,
+      ...(options.channelOptions || {}),
+    });
+  }
+
+  /** Closes the channel. */
+  close() {
+    this.stub.close();
+  }
+
+  _metadata() {
+    const md = new grpc.Metadata();
+    if (this.token) md.set('authorization', `Bearer ${this.token}`);
+    return md;
+  }
+
+  _callOptions() {
+    return this.timeoutMs > 0 ? { deadline: Date.now() + this.timeoutMs } : {};
+  }
+
+  /**
+   * Calls a unary RPC by name with a wire request; resolves to the wire response.
+   * @param {string} method e.g. "GetServerInfo"
+   * @param {object} request
+   * @returns {Promise<object>}
+   */
+  call(method, request = {}) {
+    return new Promise((resolve, reject) => {
+      this.stub[method](request, this._metadata(), this._callOptions(), (err, response) => {
+        if (err) reject(toTaxelError(err));
+        else resolve(response);
+      });
+    });
+  }
+
+  /** Versions, limits, capabilities. @returns {Promise<object>} ServerInfo */
+  serverInfo() {
+    return this.call('GetServerInfo', {});
+  }
+
+  /**
+   * Uploads a triangle mesh (content-addressed: the same mesh always gets the same id).
+   * @param {Float64Array|Float32Array} vertices `[V·3]` metres, mesh frame
+   * @param {Int32Array} triangles `[T·3]` vertex indices, counter-clockwise seen from outside
+   * @returns {Promise<{mesh_id: string, newly_added: boolean, num_vertices: number,
+   *   num_triangles: number, watertight: boolean, was_inside_out: boolean}>}
+   */
+  uploadMesh(vertices, triangles) {
+    if (!(triangles instanceof Int32Array)) throw new TypeError('uploadMesh: triangles must be an Int32Array');
+    return this.call('UploadMesh', { vertices: asTensor(vertices, 3), triangles: asTensor(triangles, 3) });
+  }
+
+  /**
+   * Registers a scene. Tensors inside the spec (probe_local_pos, probe_radius, heights) are wire
+   * Tensors: build them with {@link tensor}.
+   * @param {object} spec a taxel.v1.SceneSpec (snake_case fields)
+   * @returns {Promise<object>} SceneInfo: links, moving_links (the poses' second axis), sensors
+   */
+  createScene(spec) {
+    return this.call('CreateScene', { spec });
+  }
+
+  /** @param {string} name @returns {Promise<object>} SceneInfo */
+  getScene(name) {
+    return this.call('GetScene', { scene: name });
+  }
+
+  /** @returns {Promise<object[]>} SceneInfo of every scene this caller sees */
+  async listScenes() {
+    return (await this.call('ListScenes', {})).scenes;
+  }
+
+  /** @param {string} name @returns {Promise<void>} */
+  async deleteScene(name) {
+    await this.call('DeleteScene', { scene: name });
+  }
+
+  /**
+   * @param {string} scene
+   * @param {object} sensor a taxel.v1.SensorSpec
+   * @returns {Promise<object>} SensorInfo
+   */
+  addSensor(scene, sensor) {
+    return this.call('AddSensor', { scene, sensor });
+  }
+
+  /**
+   * @param {string} scene
+   * @param {string|number} sensor name or sensor id
+   */
+  async removeSensor(scene, sensor) {
+    await this.call('RemoveSensor', typeof sensor === 'number' ? { scene, sensor_id: sensor } : { scene, name: sensor });
+  }
+
+  /**
+   * One simulation step.
+   * @param {StepArgs} args
+   * @returns {Promise<object>} the StepResponse (scene, sequence, step, env_ids, timing) with
+   *   readings converted to TypedArrays and `get(sensor, channel, branch?)`
+   */
+  async step(args) {
+    return decodeReadings(await this.call('Step', stepRequest(args)));
+  }
+
+  /**
+   * Clears per-env state (triggers, velocity history) of the given envs (default all).
+   * @param {string} scene
+   * @param {number[]} [envIds]
+   */
+  async reset(scene, envIds = []) {
+    await this.call('ResetEnvs', { scene, env_ids: envIds });
+  }
+
+  /**
+   * The latest readings without stepping.
+   * @param {string} scene
+   * @param {{envIds?: number[], read?: object}} [options]
+   * @returns {Promise<object>} ReadSensorsResponse (step, env_ids) with converted readings and `get`
+   */
+  async readSensors(scene, options = {}) {
+    const response = await this.call('ReadSensors', { scene, env_ids: options.envIds ?? [], read: options.read });
+    return decodeReadings(response);
+  }
+
+  /**
+   * Opens a StepStream: one bidirectional call for a whole episode. No deadline.
+   * @returns {StepStream}
+   */
+  openStepStream() {
+    return new StepStream(this.stub.StepStream(this._metadata()));
+  }
+}
+
+/**
+ * A bidirectional StepStream. `step()` sends one request and resolves to its response (the server
+ * answers in order, one response per request). The first failed step ends the stream: that
+ * promise and every later one reject with the TaxelError.
+ */
+class StepStream {
+  constructor(call) {
+    this._call = call;
+    this._pending = [];   // {resolve, reject, sequence} in request order
+    this._nextSequence = 1;
+    this._error = null;
+    this._ended = false;
+    // Settles once the call is over (final status received), whatever it was.
+    this._finished = new Promise((resolve) => call.on('status', () => resolve()));
+    call.on('data', (response) => {
+      const p = this._pending.shift();
+      if (!p) return;
+      if (Number(response.sequence) !== p.sequence) {
+        p.reject(new Error(`StepStream: response sequence ${response.sequence}, expected ${p.sequence}`));
+      } else {
+        p.resolve(decodeReadings(response));
+      }
+    });
+    call.on('error', (err) => this._fail(toTaxelError(err)));
+    call.on('end', () => this._fail(new Error('StepStream: the stream has ended')));
+  }
+
+  _fail(err) {
+    if (!this._error) this._error = err;
+    for (const p of this._pending.splice(0)) p.reject(this._error);
+  }
+
+  /**
+   * @param {StepArgs} args scene required on every request; `sequence` assigned when absent
+   * @returns {Promise<object>} as {@link TaxelClient#step}
+   */
+  step(args) {
+    if (this._error) return Promise.reject(this._error);
+    if (this._ended) return Promise.reject(new Error('StepStream: already ended'));
+    const req = stepRequest(args);
+    if (req.sequence === undefined) req.sequence = this._nextSequence;
+    this._nextSequence = Number(req.sequence) + 1;
+    return new Promise((resolve, reject) => {
+      this._pending.push({ resolve, reject, sequence: Number(req.sequence) });
+      this._call.write(req);
+    });
+  }
+
+  /** Half-closes the stream; resolves when the server has finished it. */
+  end() {
+    if (!this._ended) {
+      this._ended = true;
+      this._call.end();
+    }
+    return this._finished;
+  }
+
+  /** Cancels the call. */
+  cancel() {
+    this._ended = true;
+    this._call.cancel();
+  }
+}
+
+module.exports = {
+  TaxelClient,
+  StepStream,
+  TaxelError,
+  tensor,
+  toTypedArray,
+  fromTensor,
+  decodeStatusDetails,
+  loadTaxelPackage,
+  LOADER_OPTIONS,
+  DEFAULT_PROTO_DIR,
+  status: grpc.status,
+};

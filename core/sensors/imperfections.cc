@@ -1,0 +1,462 @@
+#include "core/sensors/imperfections.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+
+namespace taxel::sensors {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view name, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ".", name, ": ", message));
+}
+
+absl::Status NonNegative(absl::string_view field, absl::string_view name, double v) {
+  if (!(v >= 0) || !std::isfinite(v)) return Invalid(field, name, absl::StrCat("expected a finite value >= 0, got ", v));
+  return absl::OkStatus();
+}
+
+int GroupWidth(ChannelGroup g) { return g == ChannelGroup::kScalar ? 1 : 3; }
+
+// Effective Gaussian kernel with strength: (1 − s)·δ + s·G.
+std::vector<double> BlendWithIdentity(std::vector<double> g, int rows, int cols, double strength) {
+  for (double& v : g) v *= strength;
+  g[(rows / 2) * cols + cols / 2] += 1 - strength;
+  return g;
+}
+
+}  // namespace
+
+bool ImperfectionSpec::any() const {
+  const bool unit_gain = std::all_of(probe_gain.begin(), probe_gain.end(), [](double g) { return g == 1.0; });
+  return probe_radius_noise != 0 || !unit_gain || probe_gain_resample_range.has_value() || crosstalk_strength != 0 ||
+         !crosstalk_kernel.empty() || hysteresis_strength != 0 || random_walk != 0 || noise != 0 || bias != 0 ||
+         resolution != 0 || dead_taxel_probability != 0 || delay != 0 || jitter != 0 || history_length != 0 ||
+         update_period != 1;
+}
+
+absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance) {
+  if (!layout.is_grid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": crosstalk needs a grid layout (probe_local_pos of shape [rows, cols, 3]), got a flat list"));
+  }
+  const int rows = layout.rows(), cols = layout.cols();
+  GridGeometry g;
+  const Eigen::Vector3d& p00 = layout.position(0);
+  if (cols > 1) g.col_step = layout.position(1) - p00;
+  if (rows > 1) g.row_step = layout.position(cols) - p00;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const Eigen::Vector3d expected = p00 + j * g.col_step + i * g.row_step;
+      if ((layout.position(i * cols + j) - expected).norm() > tolerance) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": crosstalk needs a regular grid; probe [", i, ", ", j,
+                                                       "] is ", (layout.position(i * cols + j) - expected).norm(),
+                                                       " m off the lattice (tolerance ", tolerance, " m)"));
+      }
+    }
+  }
+  return g;
+}
+
+absl::StatusOr<std::vector<double>> GaussianCrosstalkKernel(int rows, int cols, double sigma, double row_spacing,
+                                                            double col_spacing) {
+  if (rows < 1 || cols < 1 || rows % 2 == 0 || cols % 2 == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel size must be odd and positive, got ", rows, "x", cols));
+  }
+  if (!(sigma > 0) || !std::isfinite(sigma)) {
+    return absl::InvalidArgumentError(absl::StrCat("sigma must be finite and > 0, got ", sigma));
+  }
+  if (!(row_spacing > 0) || !(col_spacing > 0) || !std::isfinite(row_spacing) || !std::isfinite(col_spacing)) {
+    return absl::InvalidArgumentError("spacing must be finite and > 0");
+  }
+  std::vector<double> k(static_cast<size_t>(rows) * cols);
+  double sum = 0;
+  for (int a = 0; a < rows; ++a) {
+    for (int b = 0; b < cols; ++b) {
+      const double y = (a - rows / 2) * row_spacing, x = (b - cols / 2) * col_spacing;
+      k[a * cols + b] = std::exp(-(x * x + y * y) / (2 * sigma * sigma));
+      sum += k[a * cols + b];
+    }
+  }
+  for (double& v : k) v /= sum;
+  return k;
+}
+
+absl::Status ValidateImperfections(const ImperfectionSpec& s, const ProbeLayout& layout, absl::string_view f_in) {
+  const std::string f = absl::StrCat(f_in, ".imperfections");
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "probe_radius_noise", s.probe_radius_noise));
+  if (s.probe_gain.size() != 1 && static_cast<int>(s.probe_gain.size()) != layout.size()) {
+    return Invalid(f, "probe_gain", absl::StrCat("expected 1 or ", layout.size(), " values, got ", s.probe_gain.size()));
+  }
+  for (size_t k = 0; k < s.probe_gain.size(); ++k) {
+    if (!std::isfinite(s.probe_gain[k])) return Invalid(f, absl::StrCat("probe_gain[", k, "]"), "expected a finite value");
+  }
+  if (s.probe_gain_resample_range) {
+    const auto [lo, hi] = *s.probe_gain_resample_range;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi) {
+      return Invalid(f, "probe_gain_resample_range", absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", lo, ", ", hi, "]"));
+    }
+  }
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "crosstalk_strength", s.crosstalk_strength));
+  if (s.crosstalk_strength > 1) {
+    return Invalid(f, "crosstalk_strength", absl::StrCat("expected a value in [0, 1], got ", s.crosstalk_strength));
+  }
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "crosstalk_sigma", s.crosstalk_sigma));
+  if (s.crosstalk_strength > 0 && s.crosstalk_kernel.empty() && !(s.crosstalk_sigma > 0)) {
+    return Invalid(f, "crosstalk_sigma", "expected a value > 0 when crosstalk_strength > 0");
+  }
+  if (!s.crosstalk_kernel.empty()) {
+    const int L = s.crosstalk_kernel_layers, r = s.crosstalk_kernel_rows, c = s.crosstalk_kernel_cols;
+    if (L < 1 || L > 3 || r < 1 || c < 1 || r % 2 == 0 || c % 2 == 0) {
+      return Invalid(f, "crosstalk_kernel", absl::StrCat("expected an odd-sized kernel of shape (N, M), (2, N, M) or (3, N, M), got (",
+                                                       L, ", ", r, ", ", c, ")"));
+    }
+    if (s.crosstalk_kernel.size() != static_cast<size_t>(L) * r * c) {
+      return Invalid(f, "crosstalk_kernel", "value count does not match its shape");
+    }
+    for (double v : s.crosstalk_kernel) {
+      if (!std::isfinite(v)) return Invalid(f, "crosstalk_kernel", "expected finite values");
+    }
+  }
+  if (s.crosstalk_strength > 0 || !s.crosstalk_kernel.empty()) {
+    TAXEL_RETURN_IF_ERROR(RegularGrid(layout, f + ".crosstalk").status());
+  }
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "hysteresis_strength", s.hysteresis_strength));
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "hysteresis_tau", s.hysteresis_tau));
+  if (s.hysteresis_strength > 0 && !(s.hysteresis_tau > 0)) {
+    return Invalid(f, "hysteresis_tau", "expected a value > 0 when hysteresis_strength > 0");
+  }
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "random_walk", s.random_walk));
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "noise", s.noise));
+  if (!std::isfinite(s.bias)) return Invalid(f, "bias", "expected a finite value");
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "resolution", s.resolution));
+  if (!(s.dead_taxel_probability >= 0 && s.dead_taxel_probability <= 1)) {
+    return Invalid(f, "dead_taxel_probability", absl::StrCat("expected a value in [0, 1], got ", s.dead_taxel_probability));
+  }
+  const auto [dlo, dhi] = s.dead_taxel_value_range;
+  if (!std::isfinite(dlo) || !std::isfinite(dhi) || dlo > dhi) {
+    return Invalid(f, "dead_taxel_value_range", absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", dlo, ", ", dhi, "]"));
+  }
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "delay", s.delay));
+  TAXEL_RETURN_IF_ERROR(NonNegative(f, "jitter", s.jitter));
+  if (s.jitter > s.delay) {
+    return Invalid(f, "jitter", absl::StrCat("expected jitter <= delay (", s.delay, " s), got ", s.jitter));
+  }
+  if (s.history_length < 0 || s.history_length > 4096) {
+    return Invalid(f, "history_length", absl::StrCat("expected a value in [0, 4096], got ", s.history_length));
+  }
+  if (s.update_period < 1) {
+    return Invalid(f, "update_period", absl::StrCat("expected a value >= 1, got ", s.update_period));
+  }
+  return absl::OkStatus();
+}
+
+MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayout& layout,
+                                   std::vector<ChannelGroup> groups, int num_envs, uint64_t seed, int32_t sensor_id)
+    : spec_(spec),
+      layout_(&layout),
+      groups_(std::move(groups)),
+      n_(layout.size()),
+      channels_(0),
+      num_envs_(num_envs),
+      rng_radius_(seed, kStreamRadius),
+      rng_gain_(seed, kStreamGain),
+      rng_dead_(seed, kStreamDead),
+      rng_dead_value_(seed, kStreamDeadValue),
+      rng_walk_(seed, kStreamWalk),
+      rng_noise_(seed, kStreamNoise),
+      rng_jitter_(seed, kStreamJitter),
+      sensor_id_(sensor_id) {
+  for (ChannelGroup g : groups_) channels_ += GroupWidth(g);
+  const size_t nc = static_cast<size_t>(num_envs) * n_ * channels_;
+  gains_.assign(static_cast<size_t>(num_envs) * n_, 1.0);
+  dead_.assign(static_cast<size_t>(num_envs) * n_, 0);
+  dead_values_.assign(nc, 0.f);
+  hyst_xi_.assign(nc, 0.f);
+  hyst_prev_.assign(nc, 0.f);
+  walk_.assign(nc, 0.f);
+  held_.assign(nc, 0.f);
+  written_.assign(num_envs, 0);
+  active_.resize(n_);
+  for (int k = 0; k < n_; ++k) active_[k] = layout.radius(k) > 0 || layout.max_radius() == 0;
+
+  // Crosstalk kernels.
+  if (!spec_.crosstalk_kernel.empty()) {
+    crosstalk_ = true;
+    kr_ = spec_.crosstalk_kernel_rows;
+    kc_ = spec_.crosstalk_kernel_cols;
+    const size_t ks = static_cast<size_t>(kr_) * kc_;
+    auto layer = [&](int l) {
+      return std::vector<double>(spec_.crosstalk_kernel.begin() + l * ks, spec_.crosstalk_kernel.begin() + (l + 1) * ks);
+    };
+    const int L = spec_.crosstalk_kernel_layers;
+    kernel_normal_ = layer(0);
+    kernel_shear_ = L >= 2 ? layer(1) : kernel_normal_;
+    kernel_torque_ = L == 3 ? layer(2) : kernel_shear_;
+  } else if (spec_.crosstalk_strength > 0) {
+    crosstalk_ = true;
+    const GridGeometry g = *RegularGrid(layout, "crosstalk");
+    const double row_spacing = std::max(g.row_step.norm(), 1e-12), col_spacing = std::max(g.col_step.norm(), 1e-12);
+    // Cover ±3σ, at most the grid itself.
+    const int hr = std::min(layout.rows() - 1, static_cast<int>(std::ceil(3 * spec_.crosstalk_sigma / row_spacing)));
+    const int hc = std::min(layout.cols() - 1, static_cast<int>(std::ceil(3 * spec_.crosstalk_sigma / col_spacing)));
+    kr_ = 2 * hr + 1;
+    kc_ = 2 * hc + 1;
+    kernel_normal_ = BlendWithIdentity(*GaussianCrosstalkKernel(kr_, kc_, spec_.crosstalk_sigma, row_spacing, col_spacing),
+                                       kr_, kc_, spec_.crosstalk_strength);
+    kernel_shear_ = kernel_torque_ = kernel_normal_;
+  }
+  if (crosstalk_ && spec_.crosstalk_border == CrosstalkBorder::kRenormalize) {
+    // Weight of source j: the kernel mass landing on active in-grid taxels, w_j = Σ_{k: j − k valid} K_k.
+    const int rows = layout.rows(), cols = layout.cols();
+    auto weights = [&](const std::vector<double>& K) {
+      std::vector<double> w(n_, 0.0);
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < cols; ++j) {
+          double s = 0;
+          for (int a = 0; a < kr_; ++a) {
+            for (int b = 0; b < kc_; ++b) {
+              const int ti = i - (a - kr_ / 2), tj = j - (b - kc_ / 2);  // target receiving from (i, j)
+              if (ti < 0 || tj < 0 || ti >= rows || tj >= cols || !active_[ti * cols + tj]) continue;
+              s += K[a * kc_ + b];
+            }
+          }
+          w[i * cols + j] = s;
+        }
+      }
+      return w;
+    };
+    source_weight_normal_ = weights(kernel_normal_);
+    source_weight_shear_ = weights(kernel_shear_);
+    source_weight_torque_ = weights(kernel_torque_);
+  }
+  for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
+}
+
+double MeasuredPipeline::MeasuredRadius(int env, int probe, double radius, uint64_t step) const {
+  if (spec_.probe_radius_noise == 0 || radius == 0) return radius;
+  const auto b = rng_radius_(static_cast<uint32_t>(sensor_id_), static_cast<uint32_t>(env), static_cast<uint32_t>(probe),
+                             static_cast<uint32_t>(step));
+  return std::max(0.0, radius + (2 * UniformFromBits(b[0]) - 1) * spec_.probe_radius_noise);
+}
+
+void MeasuredPipeline::SetGains(int env, const double* gains) {
+  std::copy(gains, gains + n_, gains_.begin() + static_cast<size_t>(env) * n_);
+}
+
+void MeasuredPipeline::SetNoise(double noise, double random_walk, double bias) {
+  spec_.noise = noise;
+  spec_.random_walk = random_walk;
+  spec_.bias = bias;
+}
+
+void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
+  const size_t base = static_cast<size_t>(env) * n_;
+  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  for (int k = 0; k < n_; ++k) {
+    double g = spec_.probe_gain.size() == 1 ? spec_.probe_gain[0] : spec_.probe_gain[k];
+    if (spec_.probe_gain_resample_range) {
+      const auto b = rng_gain_(sid, e, static_cast<uint32_t>(k), reset_count);
+      const auto [lo, hi] = *spec_.probe_gain_resample_range;
+      g = lo + (hi - lo) * UniformFromBits(b[0]);
+    }
+    gains_[base + k] = g;
+    bool dead = false;
+    if (spec_.dead_taxel_probability > 0) {
+      const auto b = rng_dead_(sid, e, static_cast<uint32_t>(k), reset_count);
+      dead = UniformFromBits(b[0]) < spec_.dead_taxel_probability;
+    }
+    dead_[base + k] = dead;
+    for (int c = 0; c < channels_; ++c) {
+      const auto b = rng_dead_value_(sid, e, static_cast<uint32_t>(k * 8 + c), reset_count);
+      const auto [lo, hi] = spec_.dead_taxel_value_range;
+      dead_values_[(base + k) * channels_ + c] = static_cast<float>(lo + (hi - lo) * UniformFromBits(b[0]));
+    }
+  }
+  const size_t nc = static_cast<size_t>(n_) * channels_;
+  const size_t off = static_cast<size_t>(env) * nc;
+  std::fill(hyst_xi_.begin() + off, hyst_xi_.begin() + off + nc, 0.f);
+  std::fill(hyst_prev_.begin() + off, hyst_prev_.begin() + off + nc, 0.f);
+  std::fill(walk_.begin() + off, walk_.begin() + off + nc, 0.f);
+  std::fill(held_.begin() + off, held_.begin() + off + nc, 0.f);
+  if (ring_ > 0) {
+    const size_t rbase = static_cast<size_t>(env) * ring_ * nc;
+    std::fill(ring_data_.begin() + rbase, ring_data_.begin() + rbase + ring_ * nc, 0.f);
+  }
+  written_[env] = 0;
+}
+
+void MeasuredPipeline::Prepare(double dt) {
+  // Slots: the history, and the largest delay (with jitter) in steps, plus the current sample.
+  int need = spec_.history_length;
+  if (spec_.delay > 0) need = std::max(need, static_cast<int>(std::ceil((spec_.delay + spec_.jitter) / dt)) + 1);
+  if (need <= ring_) return;
+  const size_t nc = static_cast<size_t>(n_) * channels_;
+  std::vector<float> grown(static_cast<size_t>(num_envs_) * need * nc, 0.f);
+  // Keep every env's samples in order: slot (written − 1 − h) mod size holds sample age h.
+  for (int e = 0; e < num_envs_; ++e) {
+    const uint64_t w = written_[e];
+    const int keep = static_cast<int>(std::min<uint64_t>(w, ring_));
+    for (int h = 0; h < keep; ++h) {
+      const float* src = &ring_data_[(static_cast<size_t>(e) * ring_ + (w - 1 - h) % ring_) * nc];
+      float* dst = &grown[(static_cast<size_t>(e) * need + (w - 1 - h) % need) * nc];
+      std::copy(src, src + nc, dst);
+    }
+  }
+  ring_data_.swap(grown);
+  ring_ = need;
+}
+
+void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& K, float* y,
+                                      int y_stride, int y_offset) const {
+  // y[i,j] = Σ_ab K[a,b]·x[i + a − kr/2, j + b − kc/2] (/ source weight in renormalize mode).
+  const int rows = layout_->rows(), cols = layout_->cols();
+  const std::vector<double>* w = nullptr;
+  if (spec_.crosstalk_border == CrosstalkBorder::kRenormalize) {
+    w = &K == &kernel_normal_ ? &source_weight_normal_ : &K == &kernel_shear_ ? &source_weight_shear_ : &source_weight_torque_;
+  }
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      double s = 0;
+      if (active_[i * cols + j]) {
+        for (int a = 0; a < kr_; ++a) {
+          const int si = i + a - kr_ / 2;
+          if (si < 0 || si >= rows) continue;
+          for (int b = 0; b < kc_; ++b) {
+            const int sj = j + b - kc_ / 2;
+            if (sj < 0 || sj >= cols) continue;
+            const int src = si * cols + sj;
+            double v = x[static_cast<size_t>(src) * stride + offset];
+            if (w != nullptr) v = (*w)[src] > 0 ? v / (*w)[src] : 0.0;
+            s += K[a * kc_ + b] * v;
+          }
+        }
+      }
+      y[static_cast<size_t>(i * cols + j) * y_stride + y_offset] = static_cast<float>(s);
+    }
+  }
+}
+
+void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
+  // Split force-like vectors into the normal component (along the probe normal) and the
+  // tangential part, filter each with its kernel, and recombine.
+  const int C = channels_;
+  thread_local std::vector<float> normal_in, normal_out;
+  int c0 = 0;
+  for (ChannelGroup g : groups_) {
+    if (g == ChannelGroup::kScalar) {
+      CrossCorrelate(x, C, c0, kernel_normal_, y, C, c0);
+    } else if (g == ChannelGroup::kTorque) {
+      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_torque_, y, C, c0 + a);
+    } else {
+      normal_in.assign(n_, 0.f);
+      normal_out.assign(n_, 0.f);
+      thread_local std::vector<float> tangent;
+      tangent.assign(static_cast<size_t>(n_) * 3, 0.f);
+      for (int k = 0; k < n_; ++k) {
+        const Eigen::Vector3d nrm = layout_->normal(k);
+        const Eigen::Vector3d v(x[k * C + c0], x[k * C + c0 + 1], x[k * C + c0 + 2]);
+        const double vn = v.dot(nrm);
+        normal_in[k] = static_cast<float>(vn);
+        const Eigen::Vector3d t = v - vn * nrm;
+        for (int a = 0; a < 3; ++a) tangent[k * 3 + a] = static_cast<float>(t[a]);
+      }
+      CrossCorrelate(normal_in.data(), 1, 0, kernel_normal_, normal_out.data(), 1, 0);
+      thread_local std::vector<float> tangent_out;
+      tangent_out.assign(static_cast<size_t>(n_) * 3, 0.f);
+      for (int a = 0; a < 3; ++a) CrossCorrelate(tangent.data(), 3, a, kernel_shear_, tangent_out.data(), 3, a);
+      for (int k = 0; k < n_; ++k) {
+        const Eigen::Vector3d nrm = layout_->normal(k);
+        for (int a = 0; a < 3; ++a) {
+          y[k * C + c0 + a] = static_cast<float>(normal_out[k] * nrm[a] + tangent_out[k * 3 + a]);
+        }
+      }
+    }
+    c0 += GroupWidth(g);
+  }
+}
+
+void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, float* out) {
+  const int C = channels_;
+  const size_t nc = static_cast<size_t>(n_) * C;
+  const size_t off = static_cast<size_t>(env) * nc;
+  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  float* sample = &held_[off];
+  const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
+  if (sample_now) {
+    thread_local std::vector<float> x;
+    x.assign(raw, raw + nc);
+    if (crosstalk_) Crosstalk(raw, x.data());
+    const float decay = spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-dt / spec_.hysteresis_tau)) : 0.f;
+    for (int k = 0; k < n_; ++k) {
+      for (int c = 0; c < C; ++c) {
+        const size_t i = off + static_cast<size_t>(k) * C + c;
+        float v = x[static_cast<size_t>(k) * C + c];
+        if (spec_.hysteresis_strength > 0) {
+          hyst_xi_[i] = decay * hyst_xi_[i] + (v - hyst_prev_[i]);
+          hyst_prev_[i] = v;
+          v += static_cast<float>(spec_.hysteresis_strength) * hyst_xi_[i];
+        }
+        const uint32_t kc = static_cast<uint32_t>(k * 8 + c), st = static_cast<uint32_t>(step);
+        if (spec_.random_walk > 0) {
+          const auto b = rng_walk_(sid, e, kc, st);
+          walk_[i] += static_cast<float>(spec_.random_walk * NormalFromBits(b[0], b[1]));
+          v += walk_[i];
+        }
+        if (spec_.noise > 0) {
+          const auto b = rng_noise_(sid, e, kc, st);
+          v += static_cast<float>(spec_.noise * NormalFromBits(b[0], b[1]));
+        }
+        v += static_cast<float>(spec_.bias);
+        if (spec_.resolution > 0) {
+          v = static_cast<float>(spec_.resolution * std::nearbyint(v / spec_.resolution));  // half to even
+        }
+        if (dead_[static_cast<size_t>(env) * n_ + k]) v = dead_values_[i];
+        if (!active_[k]) v = 0.f;  // fillers stay 0
+        sample[static_cast<size_t>(k) * C + c] = v;
+      }
+    }
+  }
+  // Timing: push the (held) sample, then read the delayed one.
+  if (ring_ > 0) {
+    float* slot = &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc];
+    std::copy(sample, sample + nc, slot);
+  }
+  ++written_[env];
+  if (spec_.delay <= 0) {
+    std::copy(sample, sample + nc, out);
+    return;
+  }
+  double d = spec_.delay / dt;
+  if (spec_.jitter > 0) {
+    const auto b = rng_jitter_(sid, e, 0, static_cast<uint32_t>(step));
+    d += (2 * UniformFromBits(b[0]) - 1) * spec_.jitter / dt;
+  }
+  // Probabilistic rounding of the slot (the jitter's second draw); a delayed sensor never reads
+  // the current sample.
+  int age = static_cast<int>(std::floor(d));
+  if (spec_.jitter > 0) {
+    const auto b = rng_jitter_(sid, e, 1, static_cast<uint32_t>(step));
+    if (UniformFromBits(b[0]) < d - age) ++age;
+  } else {
+    age = static_cast<int>(std::lround(d));
+  }
+  age = std::clamp(age, 1, ring_ - 1);
+  if (static_cast<uint64_t>(age) >= written_[env]) {
+    std::fill(out, out + nc, 0.f);  // not filled yet
+    return;
+  }
+  const float* src = &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - age) % ring_) * nc];
+  std::copy(src, src + nc, out);
+}
+
+const float* MeasuredPipeline::History(int env, int h) const {
+  const size_t nc = static_cast<size_t>(n_) * channels_;
+  if (ring_ == 0 || static_cast<uint64_t>(h) >= written_[env] || h >= ring_) return nullptr;
+  return &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - h) % ring_) * nc];
+}
+
+}  // namespace taxel::sensors

@@ -1,0 +1,135 @@
+// The measured branch of every sensor: hardware-style imperfections and timing (DESIGN §4).
+//
+// A sensor's kernel writes, per (env, probe), a "raw measured" vector of C channels computed with
+// the noisy radius and the per-(env, probe) gain. MeasuredPipeline then applies, per env:
+// crosstalk → hysteresis → random walk → white noise → bias → quantisation → dead taxels, then
+// update period, history and delay. Every random draw comes from the counter-based generator
+// keyed by (scene seed, purpose, sensor, env, probe·8 + channel, env step or reset count), so
+// results never depend on thread count or scheduling.
+#ifndef TAXEL_CORE_SENSORS_IMPERFECTIONS_H_
+#define TAXEL_CORE_SENSORS_IMPERFECTIONS_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/common/rng.h"
+#include "core/sensors/probe_layout.h"
+#include "core/sensors/sensor_spec.h"
+
+namespace taxel::sensors {
+
+/// How the channels of one probe are laid out for crosstalk:
+///  - kScalar: one value (depth) — the "normal" kernel;
+///  - kForceLike: three components (force, displacement) split along the probe normal: the normal
+///    component gets the normal kernel, the tangential part the shear kernel;
+///  - kTorque: three components, the torque kernel.
+enum class ChannelGroup { kScalar, kForceLike, kTorque };
+
+/// Spacing of a regular probe grid: probe (i, j) = p00 + j·col_step + i·row_step.
+struct GridGeometry {
+  Eigen::Vector3d col_step = Eigen::Vector3d::Zero();
+  Eigen::Vector3d row_step = Eigen::Vector3d::Zero();
+};
+
+/// The grid's steps, or INVALID_ARGUMENT (naming `field`) when the layout is not a grid or a
+/// probe is more than `tolerance` (m) off the regular lattice.
+absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance = 1e-5);
+
+/// Odd rows × cols Gaussian kernel, row-major, L1-normalised: K[a][b] ∝ exp(−(((a − rows/2)·row_spacing)²
+/// + ((b − cols/2)·col_spacing)²) / (2σ²)). Errors: even or non-positive sizes, σ ≤ 0, spacing ≤ 0.
+absl::StatusOr<std::vector<double>> GaussianCrosstalkKernel(int rows, int cols, double sigma, double row_spacing,
+                                                            double col_spacing);
+
+/// Checks an ImperfectionSpec against its layout; field names like "sensor.imperfections.noise".
+absl::Status ValidateImperfections(const ImperfectionSpec& spec, const ProbeLayout& layout, absl::string_view field);
+
+/// Purposes of the random streams (the Philox stream id).
+enum RandomStream : uint32_t {
+  kStreamRadius = 101,
+  kStreamGain = 102,
+  kStreamDead = 103,
+  kStreamDeadValue = 104,
+  kStreamWalk = 105,
+  kStreamNoise = 106,
+  kStreamJitter = 107,
+};
+
+class MeasuredPipeline {
+ public:
+  /// `groups` describes the C channels of a probe (their widths sum to C).
+  /// @pre ValidateImperfections(spec, layout) is OK.
+  MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayout& layout, std::vector<ChannelGroup> groups,
+                   int num_envs, uint64_t seed, int32_t sensor_id);
+
+  int channels() const { return channels_; }
+  const ImperfectionSpec& spec() const { return spec_; }
+
+  /// Radius used by the measured branch of probe k in env e at env step `step` (R when there is no
+  /// radius noise).
+  double MeasuredRadius(int env, int probe, double radius, uint64_t step) const;
+  /// Current gain of (env, probe).
+  double gain(int env, int probe) const { return gains_[static_cast<size_t>(env) * n_ + probe]; }
+  /// Overrides the gains of env e (n values) until the next reset redraws them (when a resample
+  /// range is set) — Genesis' set_gain.
+  void SetGains(int env, const double* gains);
+  /// Replaces the noise levels (noise, random walk, bias) at run time.
+  void SetNoise(double noise, double random_walk, double bias);
+
+  /// Clears the state of env e and redraws its gains and dead taxels for reset number
+  /// `reset_count` (0 at creation).
+  void ResetEnv(int env, uint32_t reset_count);
+
+  /// Grows the delay ring if `dt` needs more slots than it has (call before Process in a step).
+  void Prepare(double dt);
+
+  /// Runs the stages for env e on raw[n·C] (the kernel's output with gain and noisy radius) and
+  /// writes the measured sample the sensor returns now into out[n·C]. `step` is the env's step
+  /// counter since creation (keys the random draws; 1 for its first step), `steps_since_reset`
+  /// the count since its last reset (phases the update period; 1 for the first step).
+  void Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, float* out);
+
+  /// History sample h (0 = newest) of env e: n·C floats, or nullptr when fewer than h + 1
+  /// samples exist since the last reset (the sample then reads 0).
+  const float* History(int env, int h) const;
+  int history_length() const { return spec_.history_length; }
+
+ private:
+  void Crosstalk(const float* x, float* y) const;
+  void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y,
+                      int y_stride, int y_offset) const;
+
+  ImperfectionSpec spec_;
+  const ProbeLayout* layout_;
+  std::vector<ChannelGroup> groups_;
+  int n_, channels_, num_envs_;
+  Philox4x32 rng_radius_, rng_gain_, rng_dead_, rng_dead_value_, rng_walk_, rng_noise_, rng_jitter_;
+  int32_t sensor_id_;
+
+  // Crosstalk: one kernel per class (normal, shear, torque), size kr × kc; source weights for
+  // the renormalize border mode.
+  bool crosstalk_ = false;
+  int kr_ = 0, kc_ = 0;
+  std::vector<double> kernel_normal_, kernel_shear_, kernel_torque_;
+  std::vector<double> source_weight_normal_, source_weight_shear_, source_weight_torque_;
+  std::vector<uint8_t> active_;  // radius > 0
+  mutable std::vector<float> scratch_;  // not thread-safe across envs: see Process
+
+  // Per-env state.
+  std::vector<double> gains_;       // [E·n]
+  std::vector<uint8_t> dead_;       // [E·n]
+  std::vector<float> dead_values_;  // [E·n·C]
+  std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
+  std::vector<float> held_;         // [E·n·C] last sample (update period)
+  // Ring of the last `ring_` samples per env: [E][ring_][n·C]; written_[e] = samples pushed.
+  int ring_ = 0;
+  std::vector<float> ring_data_;
+  std::vector<uint64_t> written_;
+};
+
+}  // namespace taxel::sensors
+
+#endif  // TAXEL_CORE_SENSORS_IMPERFECTIONS_H_

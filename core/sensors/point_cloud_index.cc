@@ -1,0 +1,11 @@
+#include "core/sensors/point_cloud_index.h"
+
+namespace taxel::sensors {
+
+PointCloudIndex::PointCloudIndex(std::vector<Eigen::Vector3d> points) {
+  cloud_.points = std::move(points);
+  tree_ = std::make_unique<Tree>(3, cloud_, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+  if (!cloud_.points.empty()) tree_->buildIndex();
+}
+
+}  // namespace taxel::sensors
