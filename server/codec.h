@@ -113,6 +113,13 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs);
 void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
                     google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
 
+/// History reads: INVALID_ARGUMENT (naming `field`) when a planned sensor keeps fewer samples.
+absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field);
+/// One MEASURED SensorReading per planned sensor with its history channels shaped
+/// [len(envs), history, <layout>, <channel>], index 0 the newest.
+void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
+                   google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
+
 }  // namespace taxel::server
 
 #endif  // TAXEL_SERVER_CODEC_H_

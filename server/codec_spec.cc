@@ -188,6 +188,108 @@ absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::ve
   return absl::OkStatus();
 }
 
+
+absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::string& f, int64_t n, int rows, int cols,
+                                 sensors::ImperfectionSpec* out) {
+  out->probe_radius_noise = m.probe_radius_noise();
+  if (m.has_probe_gain()) {
+    const std::string g = f + ".probe_gain";
+    TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(m.probe_gain(), g));
+    const bool scalar = view.num_elements == 1 && view.shape.size() <= 1;
+    const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
+                           (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
+    if (!scalar && !per_probe) {
+      return Invalid(g, absl::StrCat("expected a scalar or one value per probe ([", n, "]), got ", ShapeString(view.shape)));
+    }
+    TAXEL_ASSIGN_OR_RETURN(out->probe_gain, Doubles(m.probe_gain(), g));
+  }
+  if (m.probe_gain_resample_range_size() == 2) {
+    out->probe_gain_resample_range = std::make_pair(m.probe_gain_resample_range(0), m.probe_gain_resample_range(1));
+  } else if (m.probe_gain_resample_range_size() != 0) {
+    return Invalid(f + ".probe_gain_resample_range",
+                   absl::StrCat("expected [lo, hi] or nothing, got ", m.probe_gain_resample_range_size(), " values"));
+  }
+  out->crosstalk_strength = m.crosstalk_strength();
+  out->crosstalk_sigma = m.crosstalk_sigma();
+  if (m.has_crosstalk_kernel()) {
+    const std::string kf = f + ".crosstalk_kernel";
+    TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(m.crosstalk_kernel(), kf));
+    if (view.shape.size() == 2) {
+      out->crosstalk_kernel_layers = 1;
+      out->crosstalk_kernel_rows = static_cast<int>(view.shape[0]);
+      out->crosstalk_kernel_cols = static_cast<int>(view.shape[1]);
+    } else if (view.shape.size() == 3 && (view.shape[0] == 2 || view.shape[0] == 3)) {
+      out->crosstalk_kernel_layers = static_cast<int>(view.shape[0]);
+      out->crosstalk_kernel_rows = static_cast<int>(view.shape[1]);
+      out->crosstalk_kernel_cols = static_cast<int>(view.shape[2]);
+    } else {
+      return Invalid(kf, absl::StrCat("expected shape [N, M], [2, N, M] or [3, N, M], got ", ShapeString(view.shape)));
+    }
+    TAXEL_ASSIGN_OR_RETURN(out->crosstalk_kernel, Doubles(m.crosstalk_kernel(), kf));
+  }
+  out->crosstalk_border = m.crosstalk_border() == v1::CROSSTALK_BORDER_RENORMALIZE
+                              ? sensors::CrosstalkBorder::kRenormalize
+                              : sensors::CrosstalkBorder::kZero;
+  out->hysteresis_strength = m.hysteresis_strength();
+  out->hysteresis_tau = m.hysteresis_tau();
+  out->random_walk = m.random_walk();
+  out->noise = m.noise();
+  out->bias = m.bias();
+  out->resolution = m.resolution();
+  out->dead_taxel_probability = m.dead_taxel_probability();
+  if (m.dead_taxel_value_range_size() == 2) {
+    out->dead_taxel_value_range = {m.dead_taxel_value_range(0), m.dead_taxel_value_range(1)};
+  } else if (m.dead_taxel_value_range_size() != 0) {
+    return Invalid(f + ".dead_taxel_value_range",
+                   absl::StrCat("expected [lo, hi] or nothing, got ", m.dead_taxel_value_range_size(), " values"));
+  }
+  out->delay = m.delay();
+  out->jitter = m.jitter();
+  out->history_length = m.history_length();
+  out->update_period = m.update_period() == 0 ? 1 : m.update_period();
+  return absl::OkStatus();
+}
+
+void EncodeImperfections(const sensors::ImperfectionSpec& s, v1::ImperfectionOptions* m) {
+  m->set_probe_radius_noise(s.probe_radius_noise);
+  if (s.probe_gain.size() == 1) {
+    if (s.probe_gain[0] != 1.0) EncodeDoubles({}, s.probe_gain, m->mutable_probe_gain());
+  } else {
+    EncodeDoubles({static_cast<int64_t>(s.probe_gain.size())}, s.probe_gain, m->mutable_probe_gain());
+  }
+  if (s.probe_gain_resample_range) {
+    m->add_probe_gain_resample_range(s.probe_gain_resample_range->first);
+    m->add_probe_gain_resample_range(s.probe_gain_resample_range->second);
+  }
+  m->set_crosstalk_strength(s.crosstalk_strength);
+  m->set_crosstalk_sigma(s.crosstalk_sigma);
+  if (!s.crosstalk_kernel.empty()) {
+    std::vector<int64_t> shape;
+    if (s.crosstalk_kernel_layers > 1) shape.push_back(s.crosstalk_kernel_layers);
+    shape.push_back(s.crosstalk_kernel_rows);
+    shape.push_back(s.crosstalk_kernel_cols);
+    EncodeDoubles(shape, s.crosstalk_kernel, m->mutable_crosstalk_kernel());
+  }
+  m->set_crosstalk_border(s.crosstalk_border == sensors::CrosstalkBorder::kRenormalize
+                              ? v1::CROSSTALK_BORDER_RENORMALIZE
+                              : v1::CROSSTALK_BORDER_ZERO);
+  m->set_hysteresis_strength(s.hysteresis_strength);
+  m->set_hysteresis_tau(s.hysteresis_tau);
+  m->set_random_walk(s.random_walk);
+  m->set_noise(s.noise);
+  m->set_bias(s.bias);
+  m->set_resolution(s.resolution);
+  m->set_dead_taxel_probability(s.dead_taxel_probability);
+  if (s.dead_taxel_value_range.first != 0 || s.dead_taxel_value_range.second != 0) {
+    m->add_dead_taxel_value_range(s.dead_taxel_value_range.first);
+    m->add_dead_taxel_value_range(s.dead_taxel_value_range.second);
+  }
+  m->set_delay(s.delay);
+  m->set_jitter(s.jitter);
+  m->set_history_length(s.history_length);
+  m->set_update_period(s.update_period);
+}
+
 }  // namespace
 
 absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, absl::string_view field_view) {
@@ -240,6 +342,28 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
   if (kt.has_exponent()) k.exponent = kt.exponent();
   if (kt.has_shear_damping()) k.shear_damping = kt.shear_damping();
   if (kt.has_twist_damping()) k.twist_damping = kt.twist_damping();
+  out.track_links.assign(s.track_links().begin(), s.track_links().end());
+  if (s.n_sample_points() != 0) out.n_sample_points = s.n_sample_points();
+  TAXEL_RETURN_IF_ERROR(DecodeImperfections(s.imperfections(), field + ".imperfections", n, rows, cols,
+                                            &out.imperfections));
+  const auto& el = s.elastomer();
+  auto& e = out.elastomer;
+  if (el.has_lambda_d()) e.lambda_d = el.lambda_d();
+  if (el.has_dilate_scale()) e.dilate_scale = el.dilate_scale();
+  if (el.has_normal_exponent()) e.normal_exponent = el.normal_exponent();
+  if (el.has_compressibility()) e.compressibility = el.compressibility();
+  if (el.has_elastomer_thickness()) e.elastomer_thickness = el.elastomer_thickness();
+  if (el.has_lambda_s()) e.lambda_s = el.lambda_s();
+  if (el.has_shear_scale()) e.shear_scale = el.shear_scale();
+  if (el.has_contact_threshold()) e.contact_threshold = el.contact_threshold();
+  if (el.has_release_threshold()) e.release_threshold = el.release_threshold();
+  if (el.has_use_fft()) e.use_fft = el.use_fft();
+  const auto& px = s.proximity();
+  auto& q = out.proximity;
+  if (px.has_stiffness()) q.stiffness = px.stiffness();
+  if (px.has_shear_coupling()) q.shear_coupling = px.shear_coupling();
+  if (px.has_twist_scalar()) q.twist_scalar = px.twist_scalar();
+  if (px.has_density_scalar()) q.density_scalar = px.density_scalar();
   return out;
 }
 
@@ -324,6 +448,25 @@ void EncodeSensorSpec(const sensors::SensorSpec& s, v1::SensorSpec* out) {
   k->set_exponent(s.spring_damper.exponent);
   k->set_shear_damping(s.spring_damper.shear_damping);
   k->set_twist_damping(s.spring_damper.twist_damping);
+  for (const auto& t : s.track_links) out->add_track_links(t);
+  out->set_n_sample_points(s.n_sample_points);
+  EncodeImperfections(s.imperfections, out->mutable_imperfections());
+  auto* e = out->mutable_elastomer();
+  e->set_lambda_d(s.elastomer.lambda_d);
+  e->set_dilate_scale(s.elastomer.dilate_scale);
+  e->set_normal_exponent(s.elastomer.normal_exponent);
+  e->set_compressibility(s.elastomer.compressibility);
+  e->set_elastomer_thickness(s.elastomer.elastomer_thickness);
+  e->set_lambda_s(s.elastomer.lambda_s);
+  e->set_shear_scale(s.elastomer.shear_scale);
+  e->set_contact_threshold(s.elastomer.contact_threshold);
+  e->set_release_threshold(s.elastomer.release_threshold);
+  e->set_use_fft(s.elastomer.use_fft);
+  auto* q = out->mutable_proximity();
+  q->set_stiffness(s.proximity.stiffness);
+  q->set_shear_coupling(s.proximity.shear_coupling);
+  q->set_twist_scalar(s.proximity.twist_scalar);
+  q->set_density_scalar(s.proximity.density_scalar);
 }
 
 void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
@@ -367,6 +510,8 @@ void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, 
     dims = {layout.size()};
   }
   out->mutable_layout()->Assign(dims.begin(), dims.end());
+  out->set_has_imperfections(sensor.pipeline() != nullptr);
+  out->set_history_length(sensor.spec().imperfections.history_length);
   for (sensors::Channel c : sensor.channels()) {
     v1::OutputInfo* o = out->add_outputs();
     o->set_channel(std::string(sensors::ChannelName(c)));

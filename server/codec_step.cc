@@ -1,4 +1,5 @@
 // Steps and readings.
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,54 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
           case sensors::Channel::kDisplacement: src = o.displacement.data(), t.set_dtype(v1::FLOAT32); break;
         }
         GatherEnvs(src, per_env * item_size, envs, num_envs, t.mutable_data());
+      }
+    }
+  }
+}
+
+absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field) {
+  if (history < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": expected a value >= 0, got ", history));
+  }
+  for (const ReadPlan::Item& item : plan.items) {
+    const int kept = item.sensor->pipeline() ? item.sensor->pipeline()->history_length() : 0;
+    if (history > kept) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": sensor '", item.sensor->spec().name, "' keeps ", kept,
+                                                     " samples (imperfections.history_length), asked for ", history));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
+                   google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+  for (const ReadPlan::Item& item : plan.items) {
+    const sensors::Sensor& s = *item.sensor;
+    const auto& layout = s.layout();
+    v1::SensorReading* r = out->Add();
+    r->set_sensor(s.spec().name);
+    r->set_sensor_id(s.id().value());
+    r->set_branch(v1::MEASURED);
+    for (sensors::Channel c : s.history_channels()) {
+      if (std::find(item.channels.begin(), item.channels.end(), c) == item.channels.end()) continue;
+      v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
+      const int width = sensors::ChannelWidth(c);
+      t.set_dtype(v1::FLOAT32);
+      t.add_shape(static_cast<int64_t>(envs.size()));
+      t.add_shape(history);
+      if (layout.is_grid()) {
+        t.add_shape(layout.rows());
+        t.add_shape(layout.cols());
+      } else {
+        t.add_shape(layout.size());
+      }
+      if (width == 3) t.add_shape(3);
+      const size_t per_sample = static_cast<size_t>(layout.size()) * width;
+      std::string* data = t.mutable_data();
+      data->resize(per_sample * sizeof(float) * envs.size() * history);
+      float* dst = reinterpret_cast<float*>(data->data());
+      for (int32_t e : envs) {
+        for (int h = 0; h < history; ++h, dst += per_sample) s.CopyHistory(e, h, c, dst);
       }
     }
   }

@@ -1,6 +1,8 @@
 #include "server/service.h"
 
+#include <cmath>
 #include <optional>
+#include <tuple>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -235,6 +237,7 @@ grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContex
     lim->set_max_triangles_per_mesh(l.max_triangles_per_mesh);
     lim->set_max_memory_bytes(l.max_memory_bytes);
     for (const char* cap : {"sensor:contact_probe", "sensor:contact_depth_probe", "sensor:kinematic_taxel",
+                            "sensor:elastomer_taxel", "sensor:proximity_taxel", "imperfections", "history",
                             "shape:sphere", "shape:box", "shape:capsule", "shape:cylinder", "shape:half_space",
                             "shape:heightfield", "shape:mesh", "step_stream", "object_slots", "quat_order:xyzw",
                             "quat_order:wxyz"}) {
@@ -504,6 +507,72 @@ void TaxelService::Drain() {
   }
 }
 
+grpc::ServerUnaryReactor* TaxelService::UpdateSensor(grpc::CallbackServerContext* ctx,
+                                                     const v1::UpdateSensorRequest* req, v1::SensorInfo* out) {
+  return RunUnary(ctx, "UpdateSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    scene::Scene& scene = *(*entry)->scene;
+    sensors::Sensor* sensor = scene.FindMutableSensor(req->sensor());
+    if (sensor == nullptr) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("sensor: no sensor named '", req->sensor(), "'"));
+    }
+    sensors::MeasuredPipeline* pipe = sensor->pipeline();
+    if (pipe == nullptr) {
+      return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+          "sensor: '", req->sensor(), "' has no imperfections; configure them when adding it (e.g. a probe_gain)")));
+    }
+    // Validate everything first: a failed update changes nothing.
+    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+    auto envs = scene.ResolveEnvIds(requested);
+    if (!envs.ok()) return ToGrpcStatus(envs.status());
+    std::vector<double> gains;
+    bool per_env = false;
+    const int64_t n = sensor->num_probes();
+    if (req->has_probe_gain()) {
+      auto view = ViewTensor(req->probe_gain(), "probe_gain");
+      if (!view.ok()) return ToGrpcStatus(view.status());
+      const int64_t ne = static_cast<int64_t>(envs->size());
+      if (view->num_elements == n) {
+        per_env = false;
+      } else if (view->num_elements == ne * n && !view->shape.empty() && view->shape[0] == ne) {
+        per_env = true;
+      } else {
+        return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+            "probe_gain: expected ", n, " values (one per probe) or [", ne, ", ", n, "], got ", ShapeString(view->shape))));
+      }
+      std::vector<double> storage;
+      auto values = RealValues(*view, "probe_gain", &storage);
+      if (!values.ok()) return ToGrpcStatus(values.status());
+      for (double g : *values) {
+        if (!std::isfinite(g)) return ToGrpcStatus(absl::InvalidArgumentError("probe_gain: expected finite values"));
+      }
+      gains.assign(values->begin(), values->end());
+    }
+    for (const auto& [name, has, value] : {std::make_tuple("noise", req->has_noise(), req->noise()),
+                                           std::make_tuple("random_walk", req->has_random_walk(), req->random_walk())}) {
+      if (has && !(value >= 0 && std::isfinite(value))) {
+        return ToGrpcStatus(
+            absl::InvalidArgumentError(absl::StrCat(name, ": expected a finite value >= 0, got ", value)));
+      }
+    }
+    if (req->has_bias() && !std::isfinite(req->bias())) {
+      return ToGrpcStatus(absl::InvalidArgumentError("bias: expected a finite value"));
+    }
+    if (!gains.empty()) {
+      for (size_t i = 0; i < envs->size(); ++i) pipe->SetGains((*envs)[i], &gains[per_env ? i * n : 0]);
+    }
+    const auto& spec = pipe->spec();
+    pipe->SetNoise(req->has_noise() ? req->noise() : spec.noise,
+                   req->has_random_walk() ? req->random_walk() : spec.random_walk,
+                   req->has_bias() ? req->bias() : spec.bias);
+    EncodeSensorInfo(scene, *sensor, out);
+    return grpc::Status::OK;
+  });
+}
+
 grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext* ctx,
                                                     const v1::ReadSensorsRequest* req, v1::ReadSensorsResponse* out) {
   return RunUnary(ctx, "ReadSensors", [this, req, out](const std::string& tenant, Clock::time_point) {
@@ -523,6 +592,11 @@ grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext*
     }
     out->set_step(scene.step_count());
     out->mutable_env_ids()->Assign(envs->begin(), envs->end());
+    if (req->history() != 0) {
+      if (auto s = CheckHistory(*plan, req->history(), "history"); !s.ok()) return ToGrpcStatus(s);
+      EncodeHistory(*plan, req->history(), *envs, out->mutable_readings());
+      return grpc::Status::OK;
+    }
     EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
     return grpc::Status::OK;
   });

@@ -53,6 +53,8 @@ class TaxelService final : public v1::Taxel::CallbackService {
                                       v1::SensorInfo*) override;
   grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const v1::RemoveSensorRequest*,
                                          v1::RemoveSensorResponse*) override;
+  grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const v1::UpdateSensorRequest*,
+                                         v1::SensorInfo*) override;
   grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const v1::StepRequest*, v1::StepResponse*) override;
   grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* StepStream(grpc::CallbackServerContext*) override;
   grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const v1::ReadSensorsRequest*,

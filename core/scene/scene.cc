@@ -91,6 +91,13 @@ const sensors::Sensor* Scene::FindSensor(absl::string_view name) const {
   return nullptr;
 }
 
+sensors::Sensor* Scene::FindMutableSensor(absl::string_view name) {
+  for (auto& [id, s] : sensors_) {
+    if (s->spec().name == name) return s.get();
+  }
+  return nullptr;
+}
+
 std::vector<const sensors::Sensor*> Scene::sensors() const {
   std::vector<const sensors::Sensor*> out;
   for (const auto& [id, s] : sensors_) out.push_back(s.get());

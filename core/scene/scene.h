@@ -65,6 +65,8 @@ class Scene {
   absl::Status RemoveSensor(SensorId id);
   const sensors::Sensor* FindSensor(SensorId id) const;
   const sensors::Sensor* FindSensor(absl::string_view name) const;
+  /// For run-time changes of a sensor's imperfections (gains, noise levels).
+  sensors::Sensor* FindMutableSensor(absl::string_view name);
   /// Sensors in id order.
   std::vector<const sensors::Sensor*> sensors() const;
   int num_probes() const;

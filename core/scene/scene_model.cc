@@ -201,6 +201,10 @@ absl::StatusOr<LinkIndex> SceneModel::FindLink(absl::string_view name, absl::str
     return InvalidArgument(field, absl::StrCat("link name '", name, "' is ambiguous (", it->second.size(),
                                                " entities have it); use 'entity/link'"));
   }
+  // An entity with a single link stands for that link ("ball" for "ball/body").
+  for (const EntityModel& e : entities_) {
+    if (e.name == name && e.links.size() == 1) return e.links[0];
+  }
   return absl::NotFoundError(absl::StrCat(field, ": unknown link '", name, "'"));
 }
 

@@ -68,7 +68,8 @@ class SceneModel {
   const std::vector<LinkIndex>& moving_links() const { return moving_links_; }
   int num_moving_links() const { return static_cast<int>(moving_links_.size()); }
 
-  /// Resolves "entity/link" or an unambiguous bare link name. Errors naming `field`: NOT_FOUND
+  /// Resolves "entity/link", an unambiguous bare link name, or the name of an entity that has a
+  /// single link. Errors naming `field`: NOT_FOUND
   /// for an unknown name, INVALID_ARGUMENT for a bare name used by several entities.
   absl::StatusOr<LinkIndex> FindLink(absl::string_view name, absl::string_view field) const;
 

@@ -28,6 +28,17 @@ std::vector<double> BlendWithIdentity(std::vector<double> g, int rows, int cols,
   return g;
 }
 
+// True when K (rows × cols, odd) is the discrete delta: 1 at the centre, 0 elsewhere.
+bool IsIdentityKernel(const std::vector<double>& K, int rows, int cols) {
+  for (int a = 0; a < rows; ++a) {
+    for (int b = 0; b < cols; ++b) {
+      const bool centre = a == rows / 2 && b == cols / 2;
+      if (K[a * cols + b] != (centre ? 1.0 : 0.0)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ImperfectionSpec::any() const {
@@ -209,6 +220,12 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
                                        kr_, kc_, spec_.crosstalk_strength);
     kernel_shear_ = kernel_torque_ = kernel_normal_;
   }
+  // Identity kernels change nothing: skip the stage so that the measured branch stays bit-identical
+  // to its input (the normal/tangential split and the sums would round, and turn −0 into +0).
+  if (crosstalk_ && IsIdentityKernel(kernel_normal_, kr_, kc_) && IsIdentityKernel(kernel_shear_, kr_, kc_) &&
+      IsIdentityKernel(kernel_torque_, kr_, kc_)) {
+    crosstalk_ = false;
+  }
   if (crosstalk_ && spec_.crosstalk_border == CrosstalkBorder::kRenormalize) {
     // Weight of source j: the kernel mass landing on active in-grid taxels, w_j = Σ_{k: j − k valid} K_k.
     const int rows = layout.rows(), cols = layout.cols();
@@ -351,6 +368,10 @@ void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
       CrossCorrelate(x, C, c0, kernel_normal_, y, C, c0);
     } else if (g == ChannelGroup::kTorque) {
       for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_torque_, y, C, c0 + a);
+    } else if (kernel_shear_ == kernel_normal_) {
+      // One kernel for both parts: filtering is linear, so filter the components directly (exact
+      // same result as splitting along the probe normal, without the rounding of the split).
+      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_normal_, y, C, c0 + a);
     } else {
       normal_in.assign(n_, 0.f);
       normal_out.assign(n_, 0.f);
@@ -410,7 +431,7 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
           const auto b = rng_noise_(sid, e, kc, st);
           v += static_cast<float>(spec_.noise * NormalFromBits(b[0], b[1]));
         }
-        v += static_cast<float>(spec_.bias);
+        if (spec_.bias != 0) v += static_cast<float>(spec_.bias);  // (adding 0 would turn −0 into +0)
         if (spec_.resolution > 0) {
           v = static_cast<float>(spec_.resolution * std::nearbyint(v / spec_.resolution));  // half to even
         }

@@ -6,8 +6,6 @@
 namespace taxel::sensors {
 namespace {
 
-constexpr double kPi = 3.141592653589793;
-
 inline void Store3(float* out, const Eigen::Vector3d& v) {
   out[0] = static_cast<float>(v.x());
   out[1] = static_cast<float>(v.y());
@@ -91,8 +89,7 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
       case SensorKind::kContactDepthProbe: {
         out.depth[slot] = static_cast<float>(depth);
         if (depth > 0) {
-          const double d = std::min(depth, 2 * radius);
-          out.area[slot] = static_cast<float>(kPi * (2 * radius * d - d * d));
+          out.area[slot] = static_cast<float>(SphericalCapArea(radius, out.depth[slot]));
           Store3(&out.normal[3 * slot], R_LW * contact.normal_W);
           out.partner[slot] = candidates[contact.candidate].link.value();
         } else {

@@ -232,11 +232,8 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
       break;
     case SensorKind::kContactDepthProbe:
       for (int k = 0; k < n; ++k) {
-        const double d = out[k];
-        const double R = layout_.radius(k);
         measured_.depth[base + k] = out[k];
-        const double dc = std::clamp(d, 0.0, 2 * R);
-        measured_.area[base + k] = static_cast<float>(3.141592653589793 * (2 * R * dc - dc * dc));
+        measured_.area[base + k] = static_cast<float>(SphericalCapArea(layout_.radius(k), out[k]));
         measured_.partner[base + k] = truth_.partner[base + k];
         for (int a = 0; a < 3; ++a) measured_.normal[(base + k) * 3 + a] = truth_.normal[(base + k) * 3 + a];
       }

@@ -34,6 +34,14 @@ absl::string_view ChannelName(Channel c);
 /// Values per probe for a channel (3 for vectors, else 1).
 int ChannelWidth(Channel c);
 
+/// Area (m²) of the spherical cap a surface cuts from a probe of radius R (m) at depth d (m):
+/// π(2Rd − d²) with d clamped to [0, 2R]. Both branches of a ContactDepthProbe use it on the depth
+/// they report (as stored, float), so equal depths give bit-identical areas.
+inline double SphericalCapArea(double radius, double depth) {
+  const double d = depth < 0 ? 0.0 : depth > 2 * radius ? 2 * radius : depth;
+  return 3.141592653589793 * (2 * radius * d - d * d);
+}
+
 struct SensorOutputs {
   std::vector<uint8_t> contact;     ///< 0/1
   std::vector<float> depth;         ///< m

@@ -200,6 +200,7 @@ inline std::string LocalChannelBytes(const sensors::Sensor& s, sensors::Branch b
   if (channel == "normal") data = reinterpret_cast<const char*>(o.normal.data()), per_env = 12 * n;
   if (channel == "force") data = reinterpret_cast<const char*>(o.force.data()), per_env = 12 * n;
   if (channel == "torque") data = reinterpret_cast<const char*>(o.torque.data()), per_env = 12 * n;
+  if (channel == "displacement") data = reinterpret_cast<const char*>(o.displacement.data()), per_env = 12 * n;
   EXPECT_NE(data, nullptr) << "unknown channel " << channel;
   std::string out;
   if (data == nullptr) return out;
