@@ -82,6 +82,8 @@ void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out);
 struct DecodedStep {
   std::vector<int32_t> env_ids;
   std::vector<double> pose_storage, twist_storage;
+  std::vector<int32_t> contact_env, contact_body, contact_partner;
+  std::vector<double> contact_force_storage, contact_friction_storage;
   scene::StepInput input;
 };
 
@@ -112,6 +114,14 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs);
 /// order) to `out`.
 void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
                     google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
+
+/// A slice of the scene's contact matrix: `envs` in that order, rows/columns by name (empty = all,
+/// in canonical order). FAILED_PRECONDITION when the scene has none (or no friction kept),
+/// INVALID_ARGUMENT naming rows[i]/columns[i] for unknown names.
+absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int32_t> envs,
+                                 const google::protobuf::RepeatedPtrField<std::string>& rows,
+                                 const google::protobuf::RepeatedPtrField<std::string>& columns, bool friction,
+                                 v1::GetContactMatrixResponse* out);
 
 /// History reads: INVALID_ARGUMENT (naming `field`) when a planned sensor keeps fewer samples.
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field);

@@ -189,6 +189,29 @@ absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::ve
 }
 
 
+
+void DecodeNonlinearLaw(const v1::NonlinearLawOptions& m, contact::NonlinearLawParams* p) {
+  if (m.has_stiffness()) p->stiffness = m.stiffness();
+  if (m.has_exponent()) p->exponent = m.exponent();
+  if (m.has_damping()) p->damping = m.damping();
+  if (m.has_damping_depth()) p->damping_depth = m.damping_depth();
+  if (m.has_static_friction()) p->static_friction = m.static_friction();
+  if (m.has_dynamic_friction()) p->dynamic_friction = m.dynamic_friction();
+  if (m.has_stiction_speed()) p->stiction_speed = m.stiction_speed();
+  if (m.has_transition_speed()) p->transition_speed = m.transition_speed();
+}
+
+void EncodeNonlinearLaw(const contact::NonlinearLawParams& p, v1::NonlinearLawOptions* m) {
+  m->set_stiffness(p.stiffness);
+  m->set_exponent(p.exponent);
+  m->set_damping(p.damping);
+  m->set_damping_depth(p.damping_depth);
+  if (p.static_friction) m->set_static_friction(*p.static_friction);
+  m->set_dynamic_friction(p.dynamic_friction);
+  m->set_stiction_speed(p.stiction_speed);
+  m->set_transition_speed(p.transition_speed);
+}
+
 absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::string& f, int64_t n, int rows, int cols,
                                  sensors::ImperfectionSpec* out) {
   out->probe_radius_noise = m.probe_radius_noise();
@@ -342,6 +365,9 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
   if (kt.has_exponent()) k.exponent = kt.exponent();
   if (kt.has_shear_damping()) k.shear_damping = kt.shear_damping();
   if (kt.has_twist_damping()) k.twist_damping = kt.twist_damping();
+  out.force_law = kt.force_law() == v1::NONLINEAR ? sensors::SensorSpec::ForceLaw::kNonlinear
+                                                  : sensors::SensorSpec::ForceLaw::kSpringDamper;
+  DecodeNonlinearLaw(kt.nonlinear_law(), &out.nonlinear);
   out.track_links.assign(s.track_links().begin(), s.track_links().end());
   if (s.n_sample_points() != 0) out.n_sample_points = s.n_sample_points();
   TAXEL_RETURN_IF_ERROR(DecodeImperfections(s.imperfections(), field + ".imperfections", n, rows, cols,
@@ -410,6 +436,14 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
     TAXEL_ASSIGN_OR_RETURN(auto sensor, DecodeSensorSpec(s.sensors(i), absl::StrCat("sensors[", i, "]")));
     out.sensors.push_back(std::move(sensor));
   }
+  const v1::ContactMatrixSpec& cm = s.contact_matrix();
+  out.contact_matrix.bodies.assign(cm.bodies().begin(), cm.bodies().end());
+  if (cm.partners_size() > 0) out.contact_matrix.partners.assign(cm.partners().begin(), cm.partners().end());
+  out.contact_matrix.source = cm.source() == v1::REPORTED ? contact::ContactSource::kReported
+                                                          : contact::ContactSource::kEstimated;
+  out.contact_matrix.friction = cm.friction();
+  DecodeNonlinearLaw(cm.law(), &out.contact_matrix.law);
+  if (cm.sample_spacing() != 0) out.contact_matrix.sample_spacing = cm.sample_spacing();
   return out;
 }
 
@@ -448,6 +482,8 @@ void EncodeSensorSpec(const sensors::SensorSpec& s, v1::SensorSpec* out) {
   k->set_exponent(s.spring_damper.exponent);
   k->set_shear_damping(s.spring_damper.shear_damping);
   k->set_twist_damping(s.spring_damper.twist_damping);
+  k->set_force_law(s.force_law == sensors::SensorSpec::ForceLaw::kNonlinear ? v1::NONLINEAR : v1::SPRING_DAMPER);
+  EncodeNonlinearLaw(s.nonlinear, k->mutable_nonlinear_law());
   for (const auto& t : s.track_links) out->add_track_links(t);
   out->set_n_sample_points(s.n_sample_points);
   EncodeImperfections(s.imperfections, out->mutable_imperfections());
@@ -494,6 +530,15 @@ void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
     pe->mutable_env_assets()->Assign(e.env_assets.begin(), e.env_assets.end());
   }
   for (const auto& s2 : s.sensors) EncodeSensorSpec(s2, out->add_sensors());
+  if (s.contact_matrix.enabled()) {
+    v1::ContactMatrixSpec* cm = out->mutable_contact_matrix();
+    for (const auto& b : s.contact_matrix.bodies) cm->add_bodies(b);
+    for (const auto& p : s.contact_matrix.partners) cm->add_partners(p);
+    cm->set_source(s.contact_matrix.source == contact::ContactSource::kReported ? v1::REPORTED : v1::ESTIMATED);
+    cm->set_friction(s.contact_matrix.friction);
+    EncodeNonlinearLaw(s.contact_matrix.law, cm->mutable_law());
+    cm->set_sample_spacing(s.contact_matrix.sample_spacing);
+  }
 }
 
 void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, v1::SensorInfo* out) {
@@ -540,6 +585,14 @@ void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out) {
   for (const sensors::Sensor* s : scene.sensors()) EncodeSensorInfo(scene, *s, out->add_sensors());
   out->set_step(scene.step_count());
   out->set_memory_bytes(static_cast<int64_t>(scene.memory_bytes()));
+  if (const scene::ContactEstimation* cm = scene.contact_matrix()) {
+    v1::ContactMatrixInfo* info = out->mutable_contact_matrix();
+    for (const auto& r : cm->matrix().row_names()) info->add_rows(r);
+    for (const auto& c : cm->matrix().column_names()) info->add_columns(c);
+    info->set_source(cm->spec().source == contact::ContactSource::kReported ? v1::REPORTED : v1::ESTIMATED);
+    info->set_friction(cm->matrix().has_friction());
+    info->set_bytes(static_cast<int64_t>(cm->matrix().matrix_bytes()));
+  }
 }
 
 }  // namespace taxel::server

@@ -47,6 +47,103 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
   out->input.quat_order = FromProto(request.quat_order());
   out->input.env_ids = out->env_ids;
   out->input.dt = request.dt();
+  out->input.contacts = {};
+  if (request.has_contacts()) {
+    const v1::ReportedContacts& k = request.contacts();
+    auto ints = [](const v1::Tensor& t, absl::string_view field, std::vector<int32_t>* storage) -> absl::Status {
+      TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
+      if (v.dtype != v1::INT32 || v.shape.size() != 1) {
+        return Invalid(field, absl::StrCat("expected INT32 of shape [K], got ", v1::DType_Name(v.dtype), " ",
+                                           ShapeString(v.shape)));
+      }
+      storage->resize(v.num_elements);
+      std::memcpy(storage->data(), v.bytes.data(), v.bytes.size());
+      return absl::OkStatus();
+    };
+    TAXEL_RETURN_IF_ERROR(ints(k.env(), "contacts.env", &out->contact_env));
+    TAXEL_RETURN_IF_ERROR(ints(k.body(), "contacts.body", &out->contact_body));
+    TAXEL_RETURN_IF_ERROR(ints(k.partner(), "contacts.partner", &out->contact_partner));
+    const int64_t K = static_cast<int64_t>(out->contact_env.size());
+    auto vec3 = [&](const v1::Tensor& t, absl::string_view field, std::vector<double>* storage,
+                    absl::Span<const double>* span) -> absl::Status {
+      TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
+      if (v.shape.size() != 2 || v.shape[0] != K || v.shape[1] != 3) {
+        return Invalid(field, absl::StrCat("expected shape [", K, ", 3], got ", ShapeString(v.shape)));
+      }
+      TAXEL_ASSIGN_OR_RETURN(*span, RealValues(v, field, storage));
+      return absl::OkStatus();
+    };
+    TAXEL_RETURN_IF_ERROR(vec3(k.force(), "contacts.force", &out->contact_force_storage, &out->input.contacts.force));
+    if (k.has_friction()) {
+      TAXEL_RETURN_IF_ERROR(
+          vec3(k.friction(), "contacts.friction", &out->contact_friction_storage, &out->input.contacts.friction));
+    }
+    out->input.contacts.env = out->contact_env;
+    out->input.contacts.body = out->contact_body;
+    out->input.contacts.partner = out->contact_partner;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int32_t> envs,
+                                 const google::protobuf::RepeatedPtrField<std::string>& rows,
+                                 const google::protobuf::RepeatedPtrField<std::string>& columns, bool friction,
+                                 v1::GetContactMatrixResponse* out) {
+  const scene::ContactEstimation* cm = scene.contact_matrix();
+  if (cm == nullptr) {
+    return absl::FailedPreconditionError(
+        "contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
+  }
+  const contact::ContactMatrix& M = cm->matrix();
+  auto pick = [](const std::vector<std::string>& names, const google::protobuf::RepeatedPtrField<std::string>& want,
+                 absl::string_view field, std::vector<int>* idx) -> absl::Status {
+    idx->clear();
+    if (want.empty()) {
+      for (size_t i = 0; i < names.size(); ++i) idx->push_back(static_cast<int>(i));
+      return absl::OkStatus();
+    }
+    for (int i = 0; i < want.size(); ++i) {
+      auto it = std::find(names.begin(), names.end(), want[i]);
+      if (it == names.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: '", want[i], "' is not in the contact matrix"));
+      }
+      idx->push_back(static_cast<int>(it - names.begin()));
+    }
+    return absl::OkStatus();
+  };
+  std::vector<int> r, c;
+  TAXEL_RETURN_IF_ERROR(pick(M.row_names(), rows, "rows", &r));
+  TAXEL_RETURN_IF_ERROR(pick(M.column_names(), columns, "columns", &c));
+  if (friction && !M.has_friction()) {
+    return absl::FailedPreconditionError("friction: this scene's contact matrix does not keep friction");
+  }
+  out->mutable_env_ids()->Assign(envs.begin(), envs.end());
+  for (int i : r) out->add_rows(M.row_names()[i]);
+  for (int i : c) out->add_columns(M.column_names()[i]);
+  const int P = M.cols();
+  auto fill = [&](bool fr, v1::Tensor* t) {
+    t->set_dtype(v1::FLOAT32);
+    for (int64_t d : {static_cast<int64_t>(envs.size()), static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size()),
+                      int64_t{3}}) {
+      t->add_shape(d);
+    }
+    std::string* data = t->mutable_data();
+    const bool whole = r.size() == static_cast<size_t>(M.rows()) && c.size() == static_cast<size_t>(P);
+    data->clear();
+    data->reserve(envs.size() * r.size() * c.size() * 12);
+    for (int32_t e : envs) {
+      const float* base = fr ? M.friction(e) : M.normal(e);
+      if (whole) {
+        data->append(reinterpret_cast<const char*>(base), static_cast<size_t>(M.rows()) * P * 12);
+        continue;
+      }
+      for (int ri : r) {
+        for (int ci : c) data->append(reinterpret_cast<const char*>(base + (static_cast<size_t>(ri) * P + ci) * 3), 12);
+      }
+    }
+  };
+  fill(false, out->mutable_normal());
+  if (friction) fill(true, out->mutable_friction());
   return absl::OkStatus();
 }
 

@@ -238,6 +238,7 @@ grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContex
     lim->set_max_memory_bytes(l.max_memory_bytes);
     for (const char* cap : {"sensor:contact_probe", "sensor:contact_depth_probe", "sensor:kinematic_taxel",
                             "sensor:elastomer_taxel", "sensor:proximity_taxel", "imperfections", "history",
+                            "contact_matrix:estimated", "contact_matrix:reported", "force_law:nonlinear",
                             "shape:sphere", "shape:box", "shape:capsule", "shape:cylinder", "shape:half_space",
                             "shape:heightfield", "shape:mesh", "step_stream", "object_slots", "quat_order:xyzw",
                             "quat_order:wxyz"}) {
@@ -424,6 +425,10 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
   if (auto s = DecodeStep(req, scene, &step); !s.ok()) return ToGrpcStatus(s);
   auto plan = PlanRead(req.read(), scene, "read");
   if (!plan.ok()) return ToGrpcStatus(plan.status());
+  if (req.read().contact_matrix() && scene.contact_matrix() == nullptr) {
+    return ToGrpcStatus(absl::FailedPreconditionError(
+        "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)"));
+  }
   const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
   if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
     return ToGrpcStatus(s);
@@ -437,6 +442,12 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
   out->set_step(stats.step);
   out->mutable_env_ids()->Assign(envs->begin(), envs->end());
   EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
+  if (req.read().contact_matrix()) {
+    const google::protobuf::RepeatedPtrField<std::string> all;
+    EncodeContactMatrix(scene, *envs, all, all, scene.contact_matrix()->matrix().has_friction(),
+                        out->mutable_contact_matrix())
+        .IgnoreError();  // checked above: the scene has a matrix
+  }
   const auto t3 = Clock::now();
   const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
   auto* timing = out->mutable_timing();
@@ -615,11 +626,18 @@ grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* c
 }
 
 grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerContext* ctx,
-                                                         const v1::GetContactMatrixRequest*,
-                                                         v1::GetContactMatrixResponse*) {
-  return RunUnary(ctx, "GetContactMatrix", [](const std::string&, Clock::time_point) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "GetContactMatrix: the partner-resolved contact matrix is planned and not available yet");
+                                                         const v1::GetContactMatrixRequest* req,
+                                                         v1::GetContactMatrixResponse* out) {
+  return RunUnary(ctx, "GetContactMatrix", [this, req, out](const std::string& tenant, Clock::time_point) {
+    auto entry = deps_.registry->Get(tenant, req->scene());
+    if (!entry.ok()) return ToGrpcStatus(entry.status());
+    std::lock_guard<std::mutex> lock((*entry)->mu);
+    if ((*entry)->deleted) return SceneGone(req->scene());
+    const scene::Scene& scene = *(*entry)->scene;
+    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+    auto envs = scene.ResolveEnvIds(requested);
+    if (!envs.ok()) return ToGrpcStatus(envs.status());
+    return ToGrpcStatus(EncodeContactMatrix(scene, *envs, req->rows(), req->columns(), req->friction(), out));
   });
 }
 

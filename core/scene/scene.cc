@@ -34,6 +34,9 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
     TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]")).status());
   }
+  if (spec.contact_matrix.enabled()) {
+    TAXEL_ASSIGN_OR_RETURN(scene->contacts_, ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix"));
+  }
   return scene;
 }
 
@@ -172,6 +175,13 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
                                                      "]: expected a finite number, got ", in.twists[k]));
     }
   }
+  if (in.contacts.size() > 0 || !in.contacts.body.empty() || !in.contacts.force.empty()) {
+    if (contacts_ == nullptr || contacts_->spec().source != contact::ContactSource::kReported) {
+      return absl::InvalidArgumentError(
+          "contacts: reported contacts need a contact matrix with source REPORTED in the scene");
+    }
+    TAXEL_RETURN_IF_ERROR(contacts_->ValidateReported(in.contacts, envs));
+  }
   for (const auto& [id, sensor] : sensors_) {
     const double jitter = sensor->spec().imperfections.jitter;
     if (jitter > in.dt) {
@@ -254,6 +264,16 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
       }
     }
   });
+  // Contact matrix.
+  if (contacts_ != nullptr) {
+    if (contacts_->spec().source == contact::ContactSource::kReported) {
+      contacts_->ApplyReported(in.contacts, envs);
+    } else {
+      const auto kin = [this](int env, LinkIndex l) -> const sensors::LinkKinematics& { return kinematics(env, l); };
+      executor.ParallelFor(static_cast<int64_t>(envs.size()),
+                           [&](int64_t i, int) { contacts_->EstimateEnv(envs[i], *model_, kin); });
+    }
+  }
   // Measured branch: the imperfection pipeline per (env, sensor), after all kernels.
   std::vector<std::pair<int, sensors::Sensor*>> measured;
   for (int e : envs) {
@@ -278,7 +298,11 @@ void Scene::GatherCandidates(const sensors::Sensor& sensor, int env,
                              std::vector<sensors::ProbeCandidate>* out) const {
   out->clear();
   const SceneModel& m = *model_;
-  const geometry::Aabb sensor_W = sensor.layout().local_bounds().Transformed(kinematics(env, sensor.link()).X_WL);
+  // Probe spheres of the measured branch reach R + σ_R (radius noise): the broad phase must too.
+  const double noise = sensor.spec().imperfections.probe_radius_noise;
+  const geometry::Aabb& bounds_L = sensor.layout().local_bounds();
+  const geometry::Aabb local = noise > 0 ? bounds_L.Inflated(noise) : bounds_L;
+  const geometry::Aabb sensor_W = local.Transformed(kinematics(env, sensor.link()).X_WL);
   const sensors::TrackedGeometry* tracked = sensor.tracked();
   for (int li = 0; li < m.num_links(); ++li) {
     const LinkIndex l(li);
@@ -305,6 +329,7 @@ absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
     ++reset_count_[e];
     env_steps_since_reset_[e] = 0;
     for (auto& [id, s] : sensors_) s->ResetEnv(e, reset_count_[e]);
+    if (contacts_ != nullptr) contacts_->matrix().ClearEnv(e);
   }
   return absl::OkStatus();
 }
@@ -392,6 +417,7 @@ size_t Scene::memory_bytes() const {
                  has_pose_.capacity() + reset_count_.capacity() * sizeof(uint32_t) +
                  decoded_.capacity() * sizeof(RigidTransform);
   for (const auto& [id, s] : sensors_) total += s->memory_bytes();
+  if (contacts_ != nullptr) total += contacts_->memory_bytes();
   return total;
 }
 

@@ -15,6 +15,7 @@
 #include "core/common/ids.h"
 #include "core/common/pose.h"
 #include "core/geometry/mesh_store.h"
+#include "core/scene/contact_estimation.h"
 #include "core/scene/scene_model.h"
 #include "core/scene/scene_spec.h"
 #include "core/sensors/probe_kernels.h"
@@ -37,6 +38,8 @@ struct StepInput {
   absl::Span<const double> twists;
   /// Step duration (s), finite and > 0.
   double dt = 0;
+  /// REPORTED contact matrix only: the simulator's contacts of this step.
+  ReportedContacts contacts;
 };
 
 /// What a step cost and did.
@@ -86,6 +89,9 @@ class Scene {
   absl::StatusOr<std::vector<int32_t>> ResolveEnvIds(absl::Span<const int32_t> env_ids,
                                                       absl::string_view field = "env_ids") const;
 
+  /// The contact matrix, or nullptr when the scene has none.
+  const ContactEstimation* contact_matrix() const { return contacts_.get(); }
+
   /// Kinematics of link l in env e as of the last step (identity/zero before the first).
   const sensors::LinkKinematics& kinematics(int env, LinkIndex l) const {
     const int m = model_->link(l).moving_index;
@@ -105,6 +111,7 @@ class Scene {
   static bool IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l);
 
   std::shared_ptr<const SceneModel> model_;
+  std::unique_ptr<ContactEstimation> contacts_;
   std::map<int32_t, std::unique_ptr<sensors::Sensor>> sensors_;
   int32_t next_sensor_id_ = 0;
   std::vector<sensors::LinkKinematics> kinematics_;         // [env][moving link]

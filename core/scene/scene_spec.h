@@ -10,6 +10,7 @@
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
 #include "core/common/pose.h"
+#include "core/contact/contact_matrix.h"
 #include "core/geometry/shape.h"
 #include "core/sensors/sensor_spec.h"
 
@@ -71,6 +72,8 @@ struct SceneSpec {
   uint64_t seed = 0;
   std::vector<EntitySpec> entities;
   std::vector<sensors::SensorSpec> sensors;
+  /// Partner-resolved contact forces; disabled while `contact_matrix.bodies` is empty.
+  contact::ContactMatrixSpec contact_matrix;
 };
 
 }  // namespace taxel::scene

@@ -1,6 +1,8 @@
 // ElastomerTaxel: marker displacement of a gel skin = dilation + shear (DESIGN §4; in the spirit
 // of HydroShear-style gel models — no deformation is simulated).
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/sensors/sensor.h"
 #include "core/sensors/tracked_geometry.h"
@@ -153,6 +155,10 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
   }
   // Shear: tracked surface points anchor in the gel and drag the markers near them.
   const RigidTransform X_LW = link.X_WL.Inverse();
+  // How far outside the gel a point's state still matters: an anchored point stays anchored up to
+  // a separation of −release_threshold, so the gel query must look at least that far (a point
+  // beyond it reads e = −∞ and releases).
+  const double reach = std::max(1e-3, -p.release_threshold);
   for (size_t t = 0; t < tracked.size(); ++t) {
     const TrackedLinkInEnv& te = tracked[t];
     if (te.asset < 0) continue;
@@ -165,8 +171,8 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
       // Penetration into the gel (the sensor link's own shapes); −inf when far outside.
       double e = -std::numeric_limits<double>::infinity();
       for (const ProbeCandidate& c : gel) {
-        if (c.bounds_W.SquaredDistance(P_W) > 1e-6) continue;
-        const auto sd = c.shape->SignedDistance(c.X_SW * P_W, 1e-3);
+        if (c.bounds_W.SquaredDistance(P_W) > reach * reach) continue;
+        const auto sd = c.shape->SignedDistance(c.X_SW * P_W, reach);
         if (sd.found()) e = std::max(e, -sd.distance);
       }
       const Eigen::Vector3d P_L = X_LT * pts[q];

@@ -274,13 +274,15 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   const size_t base = static_cast<size_t>(env) * n_;
   const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
   for (int k = 0; k < n_; ++k) {
-    double g = spec_.probe_gain.size() == 1 ? spec_.probe_gain[0] : spec_.probe_gain[k];
+    // Gains: drawn at every reset when a resample range is set; otherwise the configured ones at
+    // creation, and whatever SetGains left after that (a reset does not undo it).
     if (spec_.probe_gain_resample_range) {
       const auto b = rng_gain_(sid, e, static_cast<uint32_t>(k), reset_count);
       const auto [lo, hi] = *spec_.probe_gain_resample_range;
-      g = lo + (hi - lo) * UniformFromBits(b[0]);
+      gains_[base + k] = lo + (hi - lo) * UniformFromBits(b[0]);
+    } else if (reset_count == 0) {
+      gains_[base + k] = spec_.probe_gain.size() == 1 ? spec_.probe_gain[0] : spec_.probe_gain[k];
     }
-    gains_[base + k] = g;
     bool dead = false;
     if (spec_.dead_taxel_probability > 0) {
       const auto b = rng_dead_(sid, e, static_cast<uint32_t>(k), reset_count);
@@ -411,7 +413,10 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
     thread_local std::vector<float> x;
     x.assign(raw, raw + nc);
     if (crosstalk_) Crosstalk(raw, x.data());
-    const float decay = spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-dt / spec_.hysteresis_tau)) : 0.f;
+    // Samples are update_period·dt apart: ξ decays over that time between two of them.
+    const double sample_dt = dt * spec_.update_period;
+    const float decay =
+        spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-sample_dt / spec_.hysteresis_tau)) : 0.f;
     for (int k = 0; k < n_; ++k) {
       for (int c = 0; c < C; ++c) {
         const size_t i = off + static_cast<size_t>(k) * C + c;

@@ -79,8 +79,9 @@ class MeasuredPipeline {
   /// Replaces the noise levels (noise, random walk, bias) at run time.
   void SetNoise(double noise, double random_walk, double bias);
 
-  /// Clears the state of env e and redraws its gains and dead taxels for reset number
-  /// `reset_count` (0 at creation).
+  /// Clears the state of env e and redraws its dead taxels, and its gains when a resample range is
+  /// set, for reset number `reset_count` (0 at creation, which also sets the configured gains).
+  /// Without a resample range, gains set with SetGains survive the reset.
   void ResetEnv(int env, uint32_t reset_count);
 
   /// Grows the delay ring if `dt` needs more slots than it has (call before Process in a step).

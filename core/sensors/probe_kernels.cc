@@ -42,7 +42,13 @@ void KinematicForce(const SensorSpec& spec, const ProbeCandidate& cand, const Li
   // Velocity of the partner relative to the sensor, both evaluated at the probe centre.
   const Eigen::Vector3d v_rel = cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W);
   const double w_n = (cand.partner->w_W - link.w_W).dot(n);
-  *F_L = R_LW * contact::SpringDamperForce(spec.spring_damper, depth, n, v_rel);
+  if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
+    // The law sees the sensor as the body: its velocity relative to the partner is −v_rel, and n
+    // pushes it out of the partner.
+    *F_L = R_LW * contact::EvaluateNonlinearLaw(spec.nonlinear, depth, n, -v_rel).force;
+  } else {
+    *F_L = R_LW * contact::SpringDamperForce(spec.spring_damper, depth, n, v_rel);
+  }
   *T_L = p_L.cross(*F_L) - spec.spring_damper.twist_damping * w_n * (R_LW * n);
 }
 

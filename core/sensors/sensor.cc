@@ -148,6 +148,9 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   if (spec.kind == SensorKind::kKinematicTaxel) {
     const std::string f = absl::StrCat(field, ".kinematic_taxel");
     TAXEL_RETURN_IF_ERROR(contact::ValidateSpringDamperParams(spec.spring_damper, f.c_str()));
+    if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
+      TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.nonlinear, absl::StrCat(field, ".nonlinear_law")));
+    }
   }
   if (spec.kind == SensorKind::kElastomerTaxel) {
     TAXEL_RETURN_IF_ERROR(ValidateElastomer(spec.elastomer, absl::StrCat(field, ".elastomer")));

@@ -9,6 +9,7 @@
 
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
+#include "core/contact/nonlinear_law.h"
 #include "core/contact/spring_damper_law.h"
 
 namespace taxel::sensors {
@@ -32,7 +33,9 @@ struct ImperfectionSpec {
   /// If set, [lo, hi]: at every reset each (env, probe) gain is redrawn from U(lo, hi).
   std::optional<std::pair<double, double>> probe_gain_resample_range;
   /// Gaussian crosstalk (grid sensors): y = (1 − strength)·x + strength·(G ⋆ x), G the
-  /// L1-normalised Gaussian of standard deviation `crosstalk_sigma` (m) on the physical grid.
+  /// L1-normalised Gaussian of standard deviation `crosstalk_sigma` (m) on the physical grid,
+  /// truncated at ±3σ (and at the grid's own size). A kernel that is the identity (strength 0, or
+  /// an explicit delta) leaves the values bit for bit unchanged.
   double crosstalk_strength = 0;
   double crosstalk_sigma = 0;
   /// Or an explicit odd kernel (replaces the Gaussian): crosstalk_kernel_layers × rows × cols
@@ -41,7 +44,8 @@ struct ImperfectionSpec {
   std::vector<double> crosstalk_kernel;
   int crosstalk_kernel_layers = 0, crosstalk_kernel_rows = 0, crosstalk_kernel_cols = 0;
   CrosstalkBorder crosstalk_border = CrosstalkBorder::kZero;
-  /// Viscoelastic hysteresis: ξ ← e^(−dt/τ)·ξ + Δx; y = x + strength·ξ (τ in s).
+  /// Viscoelastic hysteresis: ξ ← e^(−dt/τ)·ξ + Δx; y = x + strength·ξ (τ in s; dt is the time
+  /// between samples, update_period steps).
   double hysteresis_strength = 0;
   double hysteresis_tau = 0;
   /// Standard deviation of the per-step increment of a random walk added to every channel.
@@ -125,8 +129,13 @@ struct SensorSpec {
   double contact_threshold = 1e-4;
   std::optional<double> release_threshold;
 
-  // KinematicTaxel force law.
+  // KinematicTaxel force law: the spring–damper of DESIGN §4 (default) or the nonlinear law of
+  // DESIGN §5 (normal force with ramped damping and regularised Coulomb friction for the
+  // tangential part; the twist term keeps spring_damper.twist_damping).
+  enum class ForceLaw { kSpringDamper, kNonlinear };
+  ForceLaw force_law = ForceLaw::kSpringDamper;
   contact::SpringDamperParams spring_damper;
+  contact::NonlinearLawParams nonlinear;
 
   // ElastomerTaxel and ProximityTaxel: the links whose geometry is tracked ("entity/link" or bare
   // names), and how many surface points are sampled from them (split across the tracked links by

@@ -314,13 +314,13 @@ TEST_F(ServiceLifecycleTest, StepReadResetDelete) {
   EXPECT_EQ(client_->GetServerInfo()->num_scenes(), 0);
 }
 
-TEST_F(ServiceLifecycleTest, ContactMatrixIsPlanned) {
+TEST_F(ServiceLifecycleTest, ContactMatrixNeedsOneInTheScene) {
   Create();
   v1::GetContactMatrixRequest req;
   req.set_scene("grasp");
   auto m = client_->GetContactMatrix(req);
-  EXPECT_EQ(m.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(m.status().message(), HasSubstr("planned"));
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(m.status().message(), HasSubstr("this scene has no contact matrix"));
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+#include "core/contact/contact_matrix.h"
+
+#include <algorithm>
+
+namespace taxel::contact {
+
+bool IsGlob(const std::string& p) { return p.find_first_of("*?") != std::string::npos; }
+
+bool GlobMatch(const std::string& pattern, const std::string& text) {
+  // Iterative wildcard matching with backtracking to the last '*'.
+  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p, ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+ContactMatrix::ContactMatrix(int num_envs, std::vector<std::string> row_names, std::vector<std::string> column_names,
+                             bool friction)
+    : num_envs_(num_envs), row_names_(std::move(row_names)), column_names_(std::move(column_names)) {
+  normal_.assign(static_cast<size_t>(num_envs_) * rows() * cols() * 3, 0.f);
+  if (friction) friction_.assign(normal_.size(), 0.f);
+}
+
+void ContactMatrix::ClearEnv(int env) {
+  const size_t n = static_cast<size_t>(rows()) * cols() * 3;
+  std::fill(normal_.begin() + Offset(env), normal_.begin() + Offset(env) + n, 0.f);
+  if (has_friction()) std::fill(friction_.begin() + Offset(env), friction_.begin() + Offset(env) + n, 0.f);
+}
+
+}  // namespace taxel::contact

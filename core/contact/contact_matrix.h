@@ -1,0 +1,82 @@
+// The partner-resolved contact matrix (DESIGN §5, the ProtoMotions contract): per env, per
+// selected body (row) and per partner (column), the sum of the contact forces on the body from
+// that partner, world axes, newtons:
+//
+//   F[e, b, p] = Σ_k f_n[k]·n_on_b[k]   (normal part; opposing contacts cancel)
+//   Ff[e, b, p] = Σ_k friction_on_b[k]  (optional friction part)
+//
+// Rows are robot links; columns are `terrain`, `robot/<link>`, `object/<slot>`,
+// `projectile/<slot>`, `static/<name>` in that canonical order. Storage [E, B, P, 3] float32.
+#ifndef TAXEL_CORE_CONTACT_CONTACT_MATRIX_H_
+#define TAXEL_CORE_CONTACT_CONTACT_MATRIX_H_
+
+#include <string>
+#include <vector>
+
+#include "Eigen/Core"
+#include "core/contact/nonlinear_law.h"
+
+namespace taxel::contact {
+
+/// Where the forces come from.
+///  - kEstimated: Taxel generates the contacts of the selected pairs from the poses it receives
+///    and applies the nonlinear law as a pressure (see pair_contact.h).
+///  - kReported: each step carries the simulator's own contacts; Taxel selects, aggregates,
+///    resets and slices them.
+enum class ContactSource { kEstimated, kReported };
+
+struct ContactMatrixSpec {
+  /// Rows: robot link names, globs (`*`, `?`) or "all". Empty disables the matrix.
+  std::vector<std::string> bodies;
+  /// Columns: `terrain`, `robot/<link>`, `object/<slot>`, `projectile/<slot>`, `static/<name>`,
+  /// or globs over those names.
+  std::vector<std::string> partners = {"terrain"};
+  ContactSource source = ContactSource::kEstimated;
+  bool friction = false;  ///< keep the friction matrix too
+  NonlinearLawParams law;  ///< pressure law of the estimated contacts (Pa)
+  double sample_spacing = 0.005;  ///< m, surface sampling for pairs without a closed form
+
+  bool enabled() const { return !bodies.empty(); }
+};
+
+/// `*` matches any run of characters, `?` one character; everything else literally.
+bool GlobMatch(const std::string& pattern, const std::string& text);
+bool IsGlob(const std::string& pattern);
+
+class ContactMatrix {
+ public:
+  ContactMatrix(int num_envs, std::vector<std::string> row_names, std::vector<std::string> column_names, bool friction);
+
+  int num_envs() const { return num_envs_; }
+  int rows() const { return static_cast<int>(row_names_.size()); }
+  int cols() const { return static_cast<int>(column_names_.size()); }
+  bool has_friction() const { return !friction_.empty(); }
+  const std::vector<std::string>& row_names() const { return row_names_; }
+  const std::vector<std::string>& column_names() const { return column_names_; }
+
+  /// [B·P·3] of env e.
+  float* normal(int env) { return &normal_[Offset(env)]; }
+  const float* normal(int env) const { return &normal_[Offset(env)]; }
+  float* friction(int env) { return has_friction() ? &friction_[Offset(env)] : nullptr; }
+  const float* friction(int env) const { return has_friction() ? &friction_[Offset(env)] : nullptr; }
+  /// Value of (env, row, column), normal part.
+  Eigen::Vector3f Normal(int env, int row, int col) const {
+    const float* p = normal(env) + (static_cast<size_t>(row) * cols() + col) * 3;
+    return {p[0], p[1], p[2]};
+  }
+
+  void ClearEnv(int env);
+  /// Bytes of one matrix: E × B × P × 3 × 4.
+  size_t matrix_bytes() const { return static_cast<size_t>(num_envs_) * rows() * cols() * 3 * sizeof(float); }
+  size_t memory_bytes() const { return matrix_bytes() * (has_friction() ? 2 : 1); }
+
+ private:
+  size_t Offset(int env) const { return static_cast<size_t>(env) * rows() * cols() * 3; }
+  int num_envs_;
+  std::vector<std::string> row_names_, column_names_;
+  std::vector<float> normal_, friction_;
+};
+
+}  // namespace taxel::contact
+
+#endif  // TAXEL_CORE_CONTACT_CONTACT_MATRIX_H_

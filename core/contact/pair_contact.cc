@@ -1,0 +1,201 @@
+#include "core/contact/pair_contact.h"
+
+#include <cmath>
+#include <functional>
+
+namespace taxel::contact {
+namespace {
+
+constexpr double kPi = 3.141592653589793;
+constexpr double kParallel = 1e-9;
+
+double AdaptiveSimpson(const std::function<double(double)>& f, double a, double b, double fa, double fm, double fb,
+                       double whole, double tol, int depth) {
+  const double m = 0.5 * (a + b), lm = 0.5 * (a + m), rm = 0.5 * (m + b);
+  const double flm = f(lm), frm = f(rm);
+  const double left = (m - a) / 6 * (fa + 4 * flm + fm), right = (b - m) / 6 * (fm + 4 * frm + fb);
+  if (depth <= 0 || std::abs(left + right - whole) <= 15 * tol) return left + right + (left + right - whole) / 15;
+  return AdaptiveSimpson(f, a, m, fa, flm, fm, left, tol / 2, depth - 1) +
+         AdaptiveSimpson(f, m, b, fm, frm, fb, right, tol / 2, depth - 1);
+}
+
+// ∫_a^b f, adaptive Simpson to an absolute tolerance derived from a first estimate.
+double Integrate(const std::function<double(double)>& f, double a, double b) {
+  if (!(b > a)) return 0;
+  const double fa = f(a), fb = f(b), fm = f(0.5 * (a + b));
+  const double whole = (b - a) / 6 * (fa + 4 * fm + fb);
+  // Scale from a few samples so that the tolerance is relative to the integral's size.
+  double scale = std::abs(whole);
+  for (int i = 1; i < 8; ++i) scale = std::max(scale, std::abs(f(a + (b - a) * i / 8.0)) * (b - a));
+  if (scale == 0) return 0;
+  return AdaptiveSimpson(f, a, b, fa, fm, fb, whole, 1e-11 * scale, 40);
+}
+
+Eigen::Vector3d Friction(const NonlinearLawParams& law, double normal_force, const Eigen::Vector3d& n,
+                         const Eigen::Vector3d& v_rel) {
+  const Eigen::Vector3d slip = v_rel - v_rel.dot(n) * n;
+  const double s = slip.norm();
+  if (s == 0 || normal_force <= 0) return Eigen::Vector3d::Zero();
+  return -(FrictionCoefficient(law, s) * normal_force / s) * slip;
+}
+
+bool Sampleable(const PlacedShape& s) { return s.samples != nullptr && !s.samples->points.empty(); }
+
+// Closed forms of a shape against a half-space B. Returns false when the configuration has none.
+bool HalfSpaceClosedForm(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b, PairForce* out) {
+  using geometry::ShapeKind;
+  const Eigen::Vector3d n = b.X_WS.R.col(2);  // out of the half-space
+  const Eigen::Vector3d& p0 = b.X_WS.p;
+  const Eigen::Vector3d c = a.X_WS.p;
+  const double zc = (c - p0).dot(n);
+  const geometry::Shape& s = *a.shape;
+  auto closing = [&](const Eigen::Vector3d& q) { return -(a.PointVelocity(q) - b.PointVelocity(q)).dot(n); };
+  double F = 0;
+  Eigen::Vector3d q;  // deepest point (friction, damping)
+  switch (s.kind()) {
+    case ShapeKind::kSphere: {
+      const double R = s.radius(), depth = R - zc;
+      if (depth <= 0) return true;
+      q = c - R * n;
+      // Archimedes: a spherical zone of height du has area 2πR·du, whatever its latitude.
+      F = 2 * kPi * R * IntegratePressure(law, std::max(0.0, depth - 2 * R), depth, closing(q));
+      break;
+    }
+    case ShapeKind::kBox: {
+      int k = -1;
+      for (int ax = 0; ax < 3; ++ax) {
+        if (std::abs(std::abs(a.X_WS.R.col(ax).dot(n)) - 1) < kParallel) k = ax;
+      }
+      if (k < 0) return false;
+      const Eigen::Vector3d h = s.half_extents();
+      const double hn = h[k], h1 = h[(k + 1) % 3], h2 = h[(k + 2) % 3];
+      const double depth = hn - zc;  // of the lowest face
+      if (depth <= 0) return true;
+      q = c - hn * n;
+      const double vn = closing(q);
+      const double face = 4 * h1 * h2, perimeter = 4 * (h1 + h2);
+      F = face * NormalForce(law, depth, vn) + perimeter * IntegratePressure(law, std::max(0.0, depth - 2 * hn), depth, vn);
+      if (depth - 2 * hn > 0) F += face * NormalForce(law, depth - 2 * hn, vn);  // top face submerged
+      break;
+    }
+    case ShapeKind::kCapsule: {
+      const Eigen::Vector3d axis = a.X_WS.R.col(2);
+      const double r = s.radius(), l = s.half_length(), an = std::abs(axis.dot(n));
+      if (an < kParallel) {
+        const double depth = r - zc;
+        if (depth <= 0) return true;
+        q = c - r * n;
+        const double vn = closing(q);
+        // Two hemispheres at the same height: one sphere's zones; the side: 2l·r·∫P dθ.
+        F = 2 * kPi * r * IntegratePressure(law, std::max(0.0, depth - 2 * r), depth, vn);
+        F += 2 * 2 * l * r * Integrate([&](double th) { return NormalForce(law, depth - r + r * std::cos(th), vn); }, 0, kPi);
+      } else if (std::abs(an - 1) < kParallel) {
+        // A vertical capsule: every height band (sphere zone or cylinder band) has area 2πr·du.
+        const double depth = l + r - zc;
+        if (depth <= 0) return true;
+        q = c - (l + r) * n;
+        F = 2 * kPi * r * IntegratePressure(law, std::max(0.0, depth - 2 * (l + r)), depth, closing(q));
+      } else {
+        return false;
+      }
+      break;
+    }
+    default:
+      return false;
+  }
+  out->closed_form = true;
+  out->normal = F * n;
+  out->friction = Friction(law, F, n, a.PointVelocity(q) - b.PointVelocity(q));
+  return true;
+}
+
+// Two spheres: both surface integrals reduce to one-dimensional integrals on the axis of centres.
+PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
+  PairForce out;
+  out.closed_form = true;
+  const double ra = a.shape->radius(), rb = b.shape->radius();
+  const Eigen::Vector3d ca = a.X_WS.p, cb = b.X_WS.p;
+  const double d = (cb - ca).norm();
+  if (d >= ra + rb || d == 0) return out;
+  const Eigen::Vector3d e = (cb - ca) / d;  // from A towards B
+  const Eigen::Vector3d q = ca + (ra - 0.5 * (ra + rb - d)) * e;
+  const Eigen::Vector3d v_rel = a.PointVelocity(q) - b.PointVelocity(q);
+  const double vn = v_rel.dot(e);  // A moving towards B is approaching
+  // ∂A inside B: x = ca + ra(cosθ e + …), ρ = |x − cb|, depth rb − ρ, axial push (ra cosθ − d)/ρ.
+  const double fa = 2 * kPi * ra * ra * Integrate([&](double th) {
+    const double rho = std::sqrt(ra * ra + d * d - 2 * ra * d * std::cos(th));
+    if (rho == 0) return 0.0;
+    return NormalForce(law, rb - rho, vn) * (ra * std::cos(th) - d) / rho * std::sin(th);
+  }, 0, kPi);
+  // ∂B inside A: y = cb − rb(cosφ e + …), ρ = |y − ca|, depth ra − ρ; the force on B points along
+  // (y − ca)/ρ, whose axial part is (d − rb cosφ)/ρ; on A it is the opposite.
+  const double fb = -2 * kPi * rb * rb * Integrate([&](double ph) {
+    const double rho = std::sqrt(rb * rb + d * d - 2 * rb * d * std::cos(ph));
+    if (rho == 0) return 0.0;
+    return NormalForce(law, ra - rho, vn) * (d - rb * std::cos(ph)) / rho * std::sin(ph);
+  }, 0, kPi);
+  const double F = 0.5 * (fa + fb);  // along e; negative pushes A away from B
+  out.normal = F * e;
+  out.friction = Friction(law, std::abs(F), -e, v_rel);
+  return out;
+}
+
+// ∫ over the samples of A that lie inside B of the pressure (and friction), force on A.
+void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b, double weight,
+                   double sign, PairForce* out) {
+  const geometry::Aabb bounds_B = b.shape->local_bounds().Transformed(b.X_WS);
+  const RigidTransform X_BW = b.X_WS.Inverse();
+  const SurfaceSamples& s = *a.samples;
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const Eigen::Vector3d x = a.X_WS * s.points[i];
+    if (!bounds_B.Contains(x)) continue;
+    const geometry::SignedDistanceResult sd = b.shape->SignedDistance(X_BW * x, 0.0);
+    if (!(sd.distance < 0)) continue;
+    const Eigen::Vector3d n = b.X_WS.R * sd.normal;  // pushes A's point out of B
+    const ContactScratch c = EvaluateNonlinearLaw(law, -sd.distance, n, a.PointVelocity(x) - b.PointVelocity(x));
+    out->normal += (sign * weight * s.areas[i] * c.normal_force) * n;
+    out->friction += (sign * weight * s.areas[i]) * c.friction;
+  }
+}
+
+}  // namespace
+
+double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed) {
+  auto p = [&](double x) { return NormalForce(law, x, closing_speed); };
+  // Split at d_max, where the damping ramp saturates (a kink).
+  const double d = law.damping_depth;
+  if (x0 < d && d < x1) return Integrate(p, x0, d) + Integrate(p, d, x1);
+  return Integrate(p, x0, x1);
+}
+
+const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
+  using geometry::ShapeKind;
+  if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return "closed_form";
+  if (b.shape->kind() == ShapeKind::kHalfSpace) {
+    PairForce scratch;
+    NonlinearLawParams law;
+    law.stiffness = 0;
+    law.damping = 0;
+    if (HalfSpaceClosedForm(law, a, b, &scratch) && scratch.closed_form) return "closed_form";
+  }
+  return "sampled";
+}
+
+PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
+  using geometry::ShapeKind;
+  if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return SphereSphere(law, a, b);
+  PairForce out;
+  if (b.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, a, b, &out)) return out;
+  if (a.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, b, a, &out)) {
+    out.normal = -out.normal;
+    out.friction = -out.friction;
+    return out;
+  }
+  const bool sa = Sampleable(a), sb = Sampleable(b);
+  const double w = sa && sb ? 0.5 : 1.0;
+  if (sa) SampledOneWay(law, a, b, w, 1.0, &out);
+  if (sb) SampledOneWay(law, b, a, w, -1.0, &out);
+  return out;
+}
+
+}  // namespace taxel::contact

@@ -1,0 +1,247 @@
+#include "core/scene/contact_estimation.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/common/status_macros.h"
+#include "core/contact/pair_contact.h"
+
+namespace taxel::scene {
+namespace {
+
+using contact::GlobMatch;
+using contact::IsGlob;
+
+// Resolves selectors against candidate names (canonical order kept). `aliases[i]` are extra
+// names candidate i answers to. Returns the selected candidate indices.
+absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selectors,
+                                        const std::vector<std::vector<std::string>>& aliases, bool allow_all,
+                                        absl::string_view field) {
+  std::vector<uint8_t> chosen(aliases.size(), 0);
+  std::vector<std::string> unknown;
+  for (const std::string& sel : selectors) {
+    bool matched = false;
+    for (size_t i = 0; i < aliases.size(); ++i) {
+      for (const std::string& name : aliases[i]) {
+        if ((allow_all && sel == "all") || (IsGlob(sel) ? GlobMatch(sel, name) : sel == name)) {
+          chosen[i] = 1;
+          matched = true;
+          break;
+        }
+      }
+    }
+    if (!matched) unknown.push_back(absl::StrCat("'", sel, "'"));
+  }
+  if (!unknown.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": unknown names or globs matching nothing: ",
+                                                   absl::StrJoin(unknown, ", ")));
+  }
+  std::vector<int> out;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (chosen[i]) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(const contact::ContactMatrixSpec& spec,
+                                                                             const SceneModel& m,
+                                                                             absl::string_view field) {
+  TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.law, absl::StrCat(field, ".law")));
+  if (!(spec.sample_spacing > 0) || !std::isfinite(spec.sample_spacing)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".sample_spacing: expected a finite value > 0, got ", spec.sample_spacing));
+  }
+  // Robot links: a short name when unique among robot links, else "entity/link".
+  std::vector<LinkIndex> robot_links;
+  std::map<std::string, int> short_count;
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (m.links()[l].kind == EntityKind::kRobot) {
+      robot_links.push_back(LinkIndex(l));
+      ++short_count[m.links()[l].short_name];
+    }
+  }
+  if (robot_links.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".bodies: the scene has no ROBOT links to select"));
+  }
+  std::vector<std::string> robot_names;
+  std::vector<std::vector<std::string>> robot_aliases;
+  for (LinkIndex l : robot_links) {
+    const LinkModel& link = m.link(l);
+    robot_names.push_back(short_count[link.short_name] == 1 ? link.short_name : link.name);
+    robot_aliases.push_back({robot_names.back(), link.name});
+  }
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int> rows, Select(spec.bodies, robot_aliases, true, absl::StrCat(field, ".bodies")));
+
+  // Partner columns in canonical order.
+  struct Column {
+    std::string name;
+    std::vector<LinkIndex> links;
+  };
+  std::vector<Column> columns;
+  Column terrain{"terrain", {}};
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (m.links()[l].kind == EntityKind::kTerrain) terrain.links.push_back(LinkIndex(l));
+  }
+  if (!terrain.links.empty()) columns.push_back(terrain);
+  for (size_t i = 0; i < robot_links.size(); ++i) columns.push_back({"robot/" + robot_names[i], {robot_links[i]}});
+  for (EntityKind kind : {EntityKind::kObject, EntityKind::kProjectile, EntityKind::kStatic}) {
+    for (const EntityModel& e : m.entities()) {
+      if (e.kind == kind) columns.push_back({absl::StrCat(EntityKindName(kind), "/", e.name), e.links});
+    }
+  }
+  std::vector<std::vector<std::string>> column_aliases;
+  for (const Column& c : columns) column_aliases.push_back({c.name});
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int> cols,
+                         Select(spec.partners, column_aliases, false, absl::StrCat(field, ".partners")));
+
+  std::unique_ptr<ContactEstimation> est(new ContactEstimation());
+  est->spec_ = spec;
+  est->row_of_link_.assign(m.num_links(), -1);
+  est->column_of_link_.assign(m.num_links(), -1);
+  std::vector<std::string> row_names, col_names;
+  for (int r : rows) {
+    est->row_of_link_[robot_links[r].value()] = static_cast<int>(est->row_links_.size());
+    est->row_links_.push_back(robot_links[r]);
+    row_names.push_back(robot_names[r]);
+  }
+  for (int c : cols) {
+    for (LinkIndex l : columns[c].links) est->column_of_link_[l.value()] = static_cast<int>(est->column_links_.size());
+    est->column_links_.push_back(columns[c].links);
+    col_names.push_back(columns[c].name);
+  }
+  est->matrix_ = std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names),
+                                                          spec.friction);
+  if (spec.source == contact::ContactSource::kEstimated) {
+    est->samples_.resize(m.num_links());
+    for (int l = 0; l < m.num_links(); ++l) {
+      if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
+      for (const auto& shapes : m.links()[l].assets) {
+        std::vector<contact::SurfaceSamples> per_shape;
+        for (const ShapeInstance& si : shapes) per_shape.push_back(contact::SampleSurface(si.shape, spec.sample_spacing));
+        est->samples_[l].push_back(std::move(per_shape));
+      }
+    }
+  }
+  return est;
+}
+
+void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin) const {
+  contact::ContactMatrix& M = *matrix_;
+  M.ClearEnv(env);
+  float* normal = M.normal(env);
+  float* friction = M.friction(env);
+  const int P = M.cols();
+  auto add = [&](int row, int col, const contact::PairForce& f, double sign) {
+    float* nv = normal + (static_cast<size_t>(row) * P + col) * 3;
+    for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(sign * f.normal[a]);
+    if (friction != nullptr) {
+      float* fv = friction + (static_cast<size_t>(row) * P + col) * 3;
+      for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(sign * f.friction[a]);
+    }
+  };
+  auto bounds = [&](LinkIndex l, int asset) {
+    return m.link(l).asset_bounds_L[asset].Transformed(kin(env, l).X_WL);
+  };
+  for (size_t r = 0; r < row_links_.size(); ++r) {
+    const LinkIndex b = row_links_[r];
+    const int asset_b = m.AssetIn(b, env);
+    if (asset_b < 0) continue;
+    const geometry::Aabb bounds_b = bounds(b, asset_b);
+    const sensors::LinkKinematics& kb = kin(env, b);
+    const int col_b = column_of_link_[b.value()];
+    for (size_t c = 0; c < column_links_.size(); ++c) {
+      for (LinkIndex q : column_links_[c]) {
+        if (q == b) continue;  // self-pairs stay zero
+        const int row_q = row_of_link_[q.value()];
+        const bool mirrored = row_q >= 0 && col_b >= 0;
+        if (mirrored && q < b) continue;  // computed once, from the lower link index
+        const int asset_q = m.AssetIn(q, env);
+        if (asset_q < 0) continue;
+        if (!bounds_b.Overlaps(bounds(q, asset_q))) continue;
+        const sensors::LinkKinematics& kq = kin(env, q);
+        contact::PairForce total;
+        const auto& shapes_b = m.link(b).assets[asset_b];
+        const auto& shapes_q = m.link(q).assets[asset_q];
+        for (size_t i = 0; i < shapes_b.size(); ++i) {
+          contact::PlacedShape A{&shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &samples_[b.value()][asset_b][i],
+                                 kb.v_W, kb.w_W, kb.X_WL.p};
+          for (size_t j = 0; j < shapes_q.size(); ++j) {
+            contact::PlacedShape B{&shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &samples_[q.value()][asset_q][j],
+                                   kq.v_W, kq.w_W, kq.X_WL.p};
+            const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B);
+            total.normal += f.normal;
+            total.friction += f.friction;
+          }
+        }
+        add(static_cast<int>(r), static_cast<int>(c), total, 1.0);
+        if (mirrored) add(row_q, col_b, total, -1.0);  // robot/robot entries are antisymmetric
+      }
+    }
+  }
+}
+
+absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl::Span<const int32_t> stepped) const {
+  const size_t n = k.env.size();
+  if (k.body.size() != n || k.partner.size() != n || k.force.size() != 3 * n ||
+      (!k.friction.empty() && k.friction.size() != 3 * n)) {
+    return absl::InvalidArgumentError(absl::StrCat("contacts: env, body and partner need the same length (", n,
+                                                   "), force and friction [", n, ", 3]"));
+  }
+  const int num_envs = matrix_->num_envs();
+  std::vector<uint8_t> is_stepped(num_envs, 0);
+  for (int32_t e : stepped) is_stepped[e] = 1;
+  const int num_links = static_cast<int>(row_of_link_.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (k.env[i] < 0 || k.env[i] >= num_envs || !is_stepped[k.env[i]]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("contacts.env[", i, "]: env ", k.env[i], " is not one of the envs this step updates"));
+    }
+    if (k.body[i] < 0 || k.body[i] >= num_links) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("contacts.body[", i, "]: link index ", k.body[i], " out of range [0, ", num_links, ")"));
+    }
+    if (k.partner[i] < 0 || k.partner[i] >= num_links) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("contacts.partner[", i, "]: link index ", k.partner[i], " out of range [0, ", num_links, ")"));
+    }
+    for (int a = 0; a < 3; ++a) {
+      if (!std::isfinite(k.force[3 * i + a]) || (!k.friction.empty() && !std::isfinite(k.friction[3 * i + a]))) {
+        return absl::InvalidArgumentError(absl::StrCat("contacts.force[", i, "]: expected finite numbers"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ContactEstimation::ApplyReported(const ReportedContacts& k, absl::Span<const int32_t> stepped) {
+  contact::ContactMatrix& M = *matrix_;
+  for (int32_t e : stepped) M.ClearEnv(e);
+  const int P = M.cols();
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int r = row_of_link_[k.body[i]], c = column_of_link_[k.partner[i]];
+    if (r < 0 || c < 0 || k.body[i] == k.partner[i]) continue;  // unselected pairs are dropped
+    float* nv = M.normal(k.env[i]) + (static_cast<size_t>(r) * P + c) * 3;
+    for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(k.force[3 * i + a]);
+    if (M.has_friction() && !k.friction.empty()) {
+      float* fv = M.friction(k.env[i]) + (static_cast<size_t>(r) * P + c) * 3;
+      for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(k.friction[3 * i + a]);
+    }
+  }
+}
+
+size_t ContactEstimation::memory_bytes() const {
+  size_t total = sizeof(*this) + matrix_->memory_bytes();
+  for (const auto& link : samples_) {
+    for (const auto& asset : link) {
+      for (const auto& s : asset) total += s.points.capacity() * sizeof(Eigen::Vector3d) + s.areas.capacity() * 8;
+    }
+  }
+  return total;
+}
+
+}  // namespace taxel::scene

@@ -1,0 +1,71 @@
+// The contact matrix of a scene: which links are rows and columns (resolved from the spec's
+// names and globs), the surface samples of the shapes involved, and the per-step update from
+// the poses (ESTIMATED) or from the simulator's reported contacts (REPORTED).
+#ifndef TAXEL_CORE_SCENE_CONTACT_ESTIMATION_H_
+#define TAXEL_CORE_SCENE_CONTACT_ESTIMATION_H_
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/common/ids.h"
+#include "core/contact/contact_matrix.h"
+#include "core/contact/surface_samples.h"
+#include "core/scene/scene_model.h"
+#include "core/sensors/probe_kernels.h"
+
+namespace taxel::scene {
+
+/// Contacts a simulator reports with a step (REPORTED source), structure of arrays of length K.
+struct ReportedContacts {
+  absl::Span<const int32_t> env;       ///< env of each contact
+  absl::Span<const int32_t> body;      ///< canonical link index of the body the force acts on
+  absl::Span<const int32_t> partner;   ///< canonical link index of the partner
+  absl::Span<const double> force;      ///< [K, 3] normal force on the body (N, world)
+  absl::Span<const double> friction;   ///< optional [K, 3] friction force on the body
+  size_t size() const { return env.size(); }
+};
+
+class ContactEstimation {
+ public:
+  using KinematicsFn = std::function<const sensors::LinkKinematics&(int env, LinkIndex link)>;
+
+  /// Resolves the selection. Errors (INVALID_ARGUMENT naming `field`.bodies / .partners and the
+  /// offending names): unknown names, globs matching nothing, no robot links; law validation.
+  static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(const contact::ContactMatrixSpec& spec,
+                                                                   const SceneModel& model, absl::string_view field);
+
+  const contact::ContactMatrixSpec& spec() const { return spec_; }
+  contact::ContactMatrix& matrix() { return *matrix_; }
+  const contact::ContactMatrix& matrix() const { return *matrix_; }
+  /// Row of a link (−1 when not selected) and the column a partner link falls in (−1 unselected).
+  int row_of(LinkIndex l) const { return row_of_link_[l.value()]; }
+  int column_of(LinkIndex l) const { return column_of_link_[l.value()]; }
+
+  /// ESTIMATED: recomputes env e from the current poses and velocities.
+  void EstimateEnv(int env, const SceneModel& model, const KinematicsFn& kinematics) const;
+
+  /// REPORTED: checks a step's contacts (env ids must be among `stepped`, links in range, forces
+  /// finite); INVALID_ARGUMENT naming "contacts.<array>[k]".
+  absl::Status ValidateReported(const ReportedContacts& contacts, absl::Span<const int32_t> stepped) const;
+  /// REPORTED: clears the stepped envs and adds the contacts of selected pairs (others dropped).
+  void ApplyReported(const ReportedContacts& contacts, absl::Span<const int32_t> stepped);
+
+  size_t memory_bytes() const;
+
+ private:
+  ContactEstimation() = default;
+  contact::ContactMatrixSpec spec_;
+  std::unique_ptr<contact::ContactMatrix> matrix_;
+  std::vector<LinkIndex> row_links_;
+  std::vector<std::vector<LinkIndex>> column_links_;
+  std::vector<int> row_of_link_, column_of_link_;
+  // Surface samples per link, asset and shape (only for links in the matrix).
+  std::vector<std::vector<std::vector<contact::SurfaceSamples>>> samples_;
+};
+
+}  // namespace taxel::scene
+
+#endif  // TAXEL_CORE_SCENE_CONTACT_ESTIMATION_H_
