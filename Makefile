@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench run demo clean
+.PHONY: all deps configure build test bench run demo clean python
 
 all: build
 
@@ -27,6 +27,11 @@ run: build
 
 demo: build
 	BUILD_DIR=$(BUILD_DIR) scripts/demo.sh
+
+# The Python client in ./.venv (Debian's python3 + its grpcio/protobuf/numpy via system site-packages).
+python: deps
+	[ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
+	.venv/bin/pip install --no-index --no-build-isolation client/python
 
 clean:
 	rm -rf $(BUILD_DIR)

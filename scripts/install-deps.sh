@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libembree-dev
   # python client (Debian packages; no PyPI)
   python3 python3-grpcio python3-protobuf python3-numpy python3-pytest python3-venv python3-pip
+  python3-setuptools python3-wheel python3-matplotlib
   # real simulators for the examples
   libmujoco-dev libbullet-dev
 )

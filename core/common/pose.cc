@@ -1,5 +1,6 @@
 #include "core/common/pose.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -60,10 +61,20 @@ void PoseToArray(const RigidTransform& X, QuatOrder order, double* out) {
 
 Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
                                              const Eigen::Matrix3d& R_now, double dt) {
-  // R_now = R_delta * R_prev, with R_delta = exp(dt [w]x) in the parent frame.
-  const Eigen::AngleAxisd aa(R_now * R_prev.transpose());
-  double angle = aa.angle();  // in [0, pi]
-  return aa.axis() * (angle / dt);
+  // R_now = R_delta * R_prev, with R_delta = exp(dt [w]x) in the parent frame. The axis comes
+  // from the skew part of R_delta, the angle from its trace; near π the skew part vanishes and
+  // the general (slower) angle-axis extraction takes over.
+  const Eigen::Matrix3d R = R_now * R_prev.transpose();
+  const Eigen::Vector3d vee(R(2, 1) - R(1, 2), R(0, 2) - R(2, 0), R(1, 0) - R(0, 1));  // 2 sinθ · axis
+  const double c = std::clamp(0.5 * (R.trace() - 1), -1.0, 1.0);
+  if (c > -0.9) {
+    const double s = 0.5 * vee.norm();  // sinθ
+    const double theta = std::atan2(s, c);
+    const double k = s > 1e-12 ? theta / (2 * s) : 0.5 * (1 + theta * theta / 6);
+    return vee * (k / dt);
+  }
+  const Eigen::AngleAxisd aa(R);
+  return aa.axis() * (aa.angle() / dt);
 }
 
 absl::string_view QuatOrderName(QuatOrder order) {

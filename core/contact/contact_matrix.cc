@@ -31,12 +31,40 @@ ContactMatrix::ContactMatrix(int num_envs, std::vector<std::string> row_names, s
     : num_envs_(num_envs), row_names_(std::move(row_names)), column_names_(std::move(column_names)) {
   normal_.assign(static_cast<size_t>(num_envs_) * rows() * cols() * 3, 0.f);
   if (friction) friction_.assign(normal_.size(), 0.f);
+  touched_.resize(num_envs_);
+  overflow_.assign(num_envs_, 0);
+}
+
+float* ContactMatrix::Accumulate(int env, int row, int col, float** friction_out) {
+  const uint32_t cell = static_cast<uint32_t>(row * cols() + col);
+  std::vector<uint32_t>& t = touched_[env];
+  if (!overflow_[env]) {
+    if (t.size() >= static_cast<size_t>(rows()) * cols() / 4 + 16) {
+      overflow_[env] = 1;
+      t.clear();
+    } else {
+      t.push_back(cell);
+    }
+  }
+  const size_t at = Offset(env) + static_cast<size_t>(cell) * 3;
+  if (friction_out != nullptr) *friction_out = has_friction() ? &friction_[at] : nullptr;
+  return &normal_[at];
 }
 
 void ContactMatrix::ClearEnv(int env) {
   const size_t n = static_cast<size_t>(rows()) * cols() * 3;
-  std::fill(normal_.begin() + Offset(env), normal_.begin() + Offset(env) + n, 0.f);
-  if (has_friction()) std::fill(friction_.begin() + Offset(env), friction_.begin() + Offset(env) + n, 0.f);
+  if (overflow_[env]) {
+    std::fill(normal_.begin() + Offset(env), normal_.begin() + Offset(env) + n, 0.f);
+    if (has_friction()) std::fill(friction_.begin() + Offset(env), friction_.begin() + Offset(env) + n, 0.f);
+    overflow_[env] = 0;
+    return;
+  }
+  for (uint32_t cell : touched_[env]) {
+    const size_t at = Offset(env) + static_cast<size_t>(cell) * 3;
+    normal_[at] = normal_[at + 1] = normal_[at + 2] = 0.f;
+    if (has_friction()) friction_[at] = friction_[at + 1] = friction_[at + 2] = 0.f;
+  }
+  touched_[env].clear();
 }
 
 }  // namespace taxel::contact

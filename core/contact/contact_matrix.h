@@ -65,6 +65,10 @@ class ContactMatrix {
     return {p[0], p[1], p[2]};
   }
 
+  /// The 3 floats of cell (row, col) of env e for accumulation (normal, and friction when kept:
+  /// *friction_out), remembering the cell so that ClearEnv only zeroes cells that were written.
+  float* Accumulate(int env, int row, int col, float** friction_out);
+  /// Zeroes env e (only its written cells).
   void ClearEnv(int env);
   /// Bytes of one matrix: E × B × P × 3 × 4.
   size_t matrix_bytes() const { return static_cast<size_t>(num_envs_) * rows() * cols() * 3 * sizeof(float); }
@@ -75,6 +79,9 @@ class ContactMatrix {
   int num_envs_;
   std::vector<std::string> row_names_, column_names_;
   std::vector<float> normal_, friction_;
+  // Cells written since the last clear, per env; an env whose list overflows is cleared whole.
+  std::vector<std::vector<uint32_t>> touched_;
+  std::vector<uint8_t> overflow_;
 };
 
 }  // namespace taxel::contact

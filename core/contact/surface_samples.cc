@@ -36,6 +36,35 @@ void AddMesh(const geometry::MeshData& m, double spacing, SurfaceSamples* out) {
   }
 }
 
+// Sorts the samples into cells of about 4 spacings.
+void BuildGrid(SurfaceSamples* s, double spacing) {
+  if (s->points.empty()) return;
+  geometry::Aabb b;
+  for (const auto& p : s->points) b.Extend(p);
+  s->cell = 4 * spacing;
+  s->grid_origin = b.lo;
+  for (int a = 0; a < 3; ++a) s->dims[a] = std::max(1, static_cast<int>(std::floor((b.hi[a] - b.lo[a]) / s->cell)) + 1);
+  const size_t cells = static_cast<size_t>(s->dims[0]) * s->dims[1] * s->dims[2];
+  auto cell_of = [&](const Eigen::Vector3d& p) {
+    int c[3];
+    for (int a = 0; a < 3; ++a) c[a] = std::min(s->dims[a] - 1, static_cast<int>((p[a] - s->grid_origin[a]) / s->cell));
+    return (static_cast<size_t>(c[2]) * s->dims[1] + c[1]) * s->dims[0] + c[0];
+  };
+  std::vector<uint32_t> count(cells + 1, 0);
+  for (const auto& p : s->points) ++count[cell_of(p) + 1];
+  for (size_t c = 0; c < cells; ++c) count[c + 1] += count[c];
+  s->cell_start = count;
+  std::vector<Eigen::Vector3d> points(s->points.size());
+  std::vector<double> areas(s->areas.size());
+  for (size_t i = 0; i < s->points.size(); ++i) {
+    const uint32_t slot = count[cell_of(s->points[i])]++;
+    points[slot] = s->points[i];
+    areas[slot] = s->areas[i];
+  }
+  s->points.swap(points);
+  s->areas.swap(areas);
+}
+
 }  // namespace
 
 SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
@@ -132,6 +161,7 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
     default:
       break;
   }
+  BuildGrid(&out, spacing);
   return out;
 }
 

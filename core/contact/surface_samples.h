@@ -5,6 +5,7 @@
 #ifndef TAXEL_CORE_CONTACT_SURFACE_SAMPLES_H_
 #define TAXEL_CORE_CONTACT_SURFACE_SAMPLES_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "Eigen/Core"
@@ -13,8 +14,34 @@
 namespace taxel::contact {
 
 struct SurfaceSamples {
-  std::vector<Eigen::Vector3d> points;  ///< shape frame (m)
+  std::vector<Eigen::Vector3d> points;  ///< shape frame (m), sorted by grid cell
   std::vector<double> areas;            ///< m², summing to the surface area
+
+  // A uniform grid over the points (shape frame) so that a query box visits only nearby points.
+  Eigen::Vector3d grid_origin = Eigen::Vector3d::Zero();
+  double cell = 1;
+  Eigen::Vector3i dims = Eigen::Vector3i::Zero();
+  std::vector<uint32_t> cell_start;  ///< points of cell c are [cell_start[c], cell_start[c + 1])
+
+  /// Calls fn(i) for every point in the cells overlapping `box` (shape frame); a superset of the
+  /// points inside it.
+  template <typename Fn>
+  void ForEachNear(const geometry::Aabb& box, Fn&& fn) const {
+    if (points.empty()) return;
+    int lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+      const double l = (box.lo[a] - grid_origin[a]) / cell, u = (box.hi[a] - grid_origin[a]) / cell;
+      if (!(u >= 0) || !(l < dims[a])) return;  // disjoint (or NaN)
+      lo[a] = l < 0 ? 0 : static_cast<int>(l);
+      hi[a] = u >= dims[a] ? dims[a] - 1 : static_cast<int>(u);
+    }
+    for (int k = lo[2]; k <= hi[2]; ++k) {
+      for (int j = lo[1]; j <= hi[1]; ++j) {
+        const size_t row = (static_cast<size_t>(k) * dims[1] + j) * dims[0];
+        for (uint32_t i = cell_start[row + lo[0]], end = cell_start[row + hi[0] + 1]; i < end; ++i) fn(i);
+      }
+    }
+  }
 };
 
 /// Samples with patches of about `spacing` metres. Empty for half-spaces and heightfields.

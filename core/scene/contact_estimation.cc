@@ -133,25 +133,29 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
 void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin) const {
   contact::ContactMatrix& M = *matrix_;
   M.ClearEnv(env);
-  float* normal = M.normal(env);
-  float* friction = M.friction(env);
-  const int P = M.cols();
   auto add = [&](int row, int col, const contact::PairForce& f, double sign) {
-    float* nv = normal + (static_cast<size_t>(row) * P + col) * 3;
+    if (f.normal.isZero(0) && f.friction.isZero(0)) return;
+    float* fv = nullptr;
+    float* nv = M.Accumulate(env, row, col, &fv);
     for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(sign * f.normal[a]);
-    if (friction != nullptr) {
-      float* fv = friction + (static_cast<size_t>(row) * P + col) * 3;
+    if (fv != nullptr) {
       for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(sign * f.friction[a]);
     }
   };
-  auto bounds = [&](LinkIndex l, int asset) {
-    return m.link(l).asset_bounds_L[asset].Transformed(kin(env, l).X_WL);
-  };
+  // World bounds of every link of the matrix in this env, computed once.
+  thread_local std::vector<geometry::Aabb> world_bounds;
+  world_bounds.assign(m.num_links(), geometry::Aabb::Empty());
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (row_of_link_[l] < 0 && column_of_link_[l] < 0) continue;
+    const int asset = m.AssetIn(LinkIndex(l), env);
+    if (asset >= 0) world_bounds[l] = m.links()[l].asset_bounds_L[asset].Transformed(kin(env, LinkIndex(l)).X_WL);
+  }
+  auto bounds = [&](LinkIndex l, int) -> const geometry::Aabb& { return world_bounds[l.value()]; };
   for (size_t r = 0; r < row_links_.size(); ++r) {
     const LinkIndex b = row_links_[r];
     const int asset_b = m.AssetIn(b, env);
     if (asset_b < 0) continue;
-    const geometry::Aabb bounds_b = bounds(b, asset_b);
+    const geometry::Aabb& bounds_b = bounds(b, asset_b);
     const sensors::LinkKinematics& kb = kin(env, b);
     const int col_b = column_of_link_[b.value()];
     for (size_t c = 0; c < column_links_.size(); ++c) {
@@ -221,14 +225,13 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
 void ContactEstimation::ApplyReported(const ReportedContacts& k, absl::Span<const int32_t> stepped) {
   contact::ContactMatrix& M = *matrix_;
   for (int32_t e : stepped) M.ClearEnv(e);
-  const int P = M.cols();
   for (size_t i = 0; i < k.size(); ++i) {
     const int r = row_of_link_[k.body[i]], c = column_of_link_[k.partner[i]];
     if (r < 0 || c < 0 || k.body[i] == k.partner[i]) continue;  // unselected pairs are dropped
-    float* nv = M.normal(k.env[i]) + (static_cast<size_t>(r) * P + c) * 3;
+    float* fv = nullptr;
+    float* nv = M.Accumulate(k.env[i], r, c, &fv);
     for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(k.force[3 * i + a]);
-    if (M.has_friction() && !k.friction.empty()) {
-      float* fv = M.friction(k.env[i]) + (static_cast<size_t>(r) * P + c) * 3;
+    if (fv != nullptr && !k.friction.empty()) {
       for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(k.friction[3 * i + a]);
     }
   }

@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   if (spec.contact_matrix.enabled()) {
     TAXEL_ASSIGN_OR_RETURN(scene->contacts_, ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix"));
   }
+  scene->UpdateNeedsVelocity();
   return scene;
 }
 
@@ -72,6 +73,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   }
   ++next_sensor_id_;
   sensors_.emplace(id.value(), std::move(sensor));
+  UpdateNeedsVelocity();
   return id;
 }
 
@@ -79,6 +81,7 @@ absl::Status Scene::RemoveSensor(SensorId id) {
   if (sensors_.erase(id.value()) == 0) {
     return absl::NotFoundError(absl::StrCat("sensor_id: no sensor with id ", id.value()));
   }
+  UpdateNeedsVelocity();
   return absl::OkStatus();
 }
 
@@ -161,11 +164,23 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
                                                    " values), got ", in.twists.size(), " values"));
   }
   decoded_.resize(n * L);
-  for (size_t i = 0; i < n; ++i) {
-    for (int l = 0; l < L; ++l) {
-      const double* v = &in.poses[(i * L + l) * 7];
-      if (!TryPoseFromArray(v, in.quat_order, &decoded_[i * L + l])) {
-        return PoseFromArray(v, in.quat_order, absl::StrCat("poses[", i, "][", l, "]")).status();
+  {
+    // Decode in parallel (chunks of envs); on failure report the first bad pose in order.
+    constexpr size_t kChunk = 256;
+    const size_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<int64_t> first_bad(chunks, -1);
+    executor.ParallelFor(static_cast<int64_t>(chunks), [&](int64_t c, int) {
+      const size_t end = std::min(n, (c + 1) * kChunk) * L;
+      for (size_t k = c * kChunk * L; k < end; ++k) {
+        if (!TryPoseFromArray(&in.poses[k * 7], in.quat_order, &decoded_[k])) {
+          first_bad[c] = static_cast<int64_t>(k);
+          return;
+        }
+      }
+    });
+    for (int64_t k : first_bad) {
+      if (k >= 0) {
+        return PoseFromArray(&in.poses[k * 7], in.quat_order, absl::StrCat("poses[", k / L, "][", k % L, "]")).status();
       }
     }
   }
@@ -201,6 +216,8 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
         const double* t = &in.twists[(i * L + l) * 6];
         k.v_W = Eigen::Vector3d(t[0], t[1], t[2]);
         k.w_W = Eigen::Vector3d(t[3], t[4], t[5]);
+      } else if (!needs_velocity_) {
+        // No sensor or contact model reads velocities: skip the finite differences.
       } else if (has_pose_[e]) {
         k.v_W = (X.p - k.X_WL.p) / in.dt;
         k.w_W = AngularVelocityFromRotations(k.X_WL.R, X.R, in.dt);
@@ -332,6 +349,13 @@ absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
     if (contacts_ != nullptr) contacts_->matrix().ClearEnv(e);
   }
   return absl::OkStatus();
+}
+
+void Scene::UpdateNeedsVelocity() {
+  needs_velocity_ = contacts_ != nullptr && contacts_->spec().source == contact::ContactSource::kEstimated;
+  for (const auto& [id, s] : sensors_) {
+    needs_velocity_ |= s->kind() == sensors::SensorKind::kKinematicTaxel || s->kind() == sensors::SensorKind::kProximityTaxel;
+  }
 }
 
 bool Scene::IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l) {

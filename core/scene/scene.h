@@ -34,7 +34,8 @@ struct StepInput {
   QuatOrder quat_order = QuatOrder::kUnspecified;
   /// Optional twists, [n_envs_in_step, num_moving_links, 6]: linear velocity of the link origin
   /// then angular velocity (m/s, rad/s, world axes). Empty: finite differences of the poses over
-  /// dt (zero on an env's first step and after its reset).
+  /// dt (zero on an env's first step and after its reset; not computed at all when no sensor or
+  /// contact model of the scene reads velocities).
   absl::Span<const double> twists;
   /// Step duration (s), finite and > 0.
   double dt = 0;
@@ -109,6 +110,7 @@ class Scene {
   std::unique_ptr<sensors::TrackedGeometry> BuildTrackedGeometry(const sensors::Sensor& sensor,
                                                                  const std::vector<LinkIndex>& links) const;
   static bool IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l);
+  void UpdateNeedsVelocity();
 
   std::shared_ptr<const SceneModel> model_;
   std::unique_ptr<ContactEstimation> contacts_;
@@ -121,6 +123,7 @@ class Scene {
   std::vector<uint64_t> env_steps_;                         // [env]: steps since creation (random keys)
   std::vector<uint64_t> env_steps_since_reset_;             // [env]: steps since the last reset
   int64_t step_count_ = 0;
+  bool needs_velocity_ = false;  // some sensor or the contact model reads link velocities
   // Scratch reused across steps (not state).
   std::vector<RigidTransform> decoded_;
   std::vector<std::vector<sensors::ProbeCandidate>> worker_candidates_;

@@ -1,0 +1,411 @@
+"""`taxel.Scene`: a handle on a scene registered on the server; steps, reads, resets, streams."""
+import logging
+import queue
+import threading
+from typing import Optional, Sequence
+
+import grpc
+
+from taxel._pb import service_pb2
+from taxel.errors import NotFoundError, TaxelError, UnavailableError, from_rpc_error
+from taxel.info import SceneInfo, SensorInfo
+from taxel.results import ContactMatrix, StepResult
+from taxel.sensors import Sensor
+from taxel.shapes import quat_order_enum
+from taxel.tensors import as_numpy, encode_real
+
+__all__ = ["Read", "Scene", "StepStream"]
+
+log = logging.getLogger("taxel")
+
+
+class Read:
+    """Which readings a step or read returns.
+
+    Args:
+      sensors: sensor names (default: every sensor).
+      channels: channel names, e.g. ["force"] (default: every channel of each sensor).
+      measured: include the measured branch (with imperfections).
+      ground_truth: include the clean branch (`result[s].ground_truth`).
+      none: return no readings at all (a pure state update; the cheapest step).
+
+    `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
+    """
+
+    def __init__(self, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
+                 measured: bool = True, ground_truth: bool = False, none: bool = False):
+        if isinstance(sensors, str) or isinstance(channels, str):
+            raise TypeError("Read: sensors and channels are lists of names")
+        if not (measured or ground_truth or none):
+            raise ValueError("Read: ask for the measured branch, the ground truth, or none=True")
+        self.sensors, self.channels = list(sensors or []), list(channels or [])
+        self.measured, self.ground_truth, self.none = measured, ground_truth, none
+
+    def fill(self, out: "service_pb2.ReadSpec") -> None:
+        out.sensors[:] = self.sensors
+        out.channels[:] = self.channels
+        out.none = self.none
+        branches = ([service_pb2.MEASURED] if self.measured else []) + \
+                   ([service_pb2.GROUND_TRUTH] if self.ground_truth else [])
+        if branches != [service_pb2.MEASURED]:
+            out.branches[:] = branches
+
+    def __repr__(self):
+        return (f"Read(sensors={self.sensors}, channels={self.channels}, measured={self.measured}, "
+                f"ground_truth={self.ground_truth}, none={self.none})")
+
+
+def _fill_read(read, out: "service_pb2.ReadSpec") -> None:
+    if read is None or read is True:
+        return
+    if read is False:
+        out.none = True
+    elif isinstance(read, dict):
+        Read(**read).fill(out)
+    elif isinstance(read, Read):
+        read.fill(out)
+    elif isinstance(read, service_pb2.ReadSpec):
+        out.CopyFrom(read)
+    else:
+        raise TypeError(f"read: expected a taxel.Read, a dict, False or None, got {type(read).__name__}")
+
+
+def _env_list(env_ids, field: str = "env_ids") -> Optional[list]:
+    """None, or the env ids as a list of ints (from a list, numpy or torch array)."""
+    if env_ids is None:
+        return None
+    a = as_numpy(env_ids)
+    if a.dtype == bool:
+        raise TypeError(f"{field}: expected env indices, got a boolean mask (use numpy.nonzero(mask)[0])")
+    if a.size and a.dtype.kind not in "iu":
+        raise TypeError(f"{field}: expected integers, got dtype {a.dtype}")
+    return [int(e) for e in a.reshape(-1)]
+
+
+class Scene:
+    """A scene on the server (from Client.create_scene or Client.scene).
+
+    `quat_order` and `dt` given here become the defaults of `step`. With `auto_recreate`, a call
+    that finds the scene gone (NOT_FOUND for the scene, e.g. after a server restart) re-creates it
+    from the spec kept by the client — re-uploading its meshes — and is retried once;
+    `recreations` counts how often that happened. A re-created scene starts again from step 0.
+    """
+
+    def __init__(self, client, info: SceneInfo, auto_recreate: bool = False, quat_order=None,
+                 dt: Optional[float] = None):
+        self._client = client
+        self._info = info
+        self.name = info.name
+        self.auto_recreate = auto_recreate
+        self.quat_order = None if quat_order is None else quat_order_enum(quat_order)
+        self.dt = dt
+        self.recreations = 0
+        self._deleted = False
+
+    # --------------------------------------------------------------------------------------------
+    # Plumbing
+
+    def _call(self, method: str, request, timeout="default"):
+        for attempt in (0, 1):
+            try:
+                return self._client._rpc(method, request, timeout)
+            except NotFoundError as e:
+                if attempt == 1 or not self._recreate_after(e):
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _recreate_after(self, err: TaxelError) -> bool:
+        """Re-creates the scene if `err` says it is gone and auto_recreate applies."""
+        if not self.auto_recreate or self._deleted or not isinstance(err, NotFoundError) \
+                or not err.message.startswith("scene:"):
+            return False
+        info = self._client._recreate(self.name)
+        if info is None:
+            log.warning("taxel: scene %r is gone and this client has no spec to re-create it", self.name)
+            return False
+        self._info = info
+        self.recreations += 1
+        return True
+
+    # --------------------------------------------------------------------------------------------
+    # Description
+
+    @property
+    def num_envs(self) -> int:
+        return self._info.num_envs
+
+    @property
+    def moving_links(self):
+        """Names of the moving links: the order of the poses' second axis."""
+        return self._info.moving_links
+
+    @property
+    def last_info(self) -> SceneInfo:
+        """The scene info as last received (creation, info(), re-creation), without a call."""
+        return self._info
+
+    def info(self) -> SceneInfo:
+        """The scene's links (canonical order), moving links, sensors with output shapes, step count."""
+        self._info = SceneInfo.from_proto(self._call("GetScene", service_pb2.GetSceneRequest(scene=self.name)))
+        return self._info
+
+    # --------------------------------------------------------------------------------------------
+    # Steps
+
+    def _step_request(self, poses, twists, dt, env_ids, quat_order, read) -> "service_pb2.StepRequest":
+        order = quat_order_enum(quat_order if quat_order is not None else self.quat_order)
+        dt = dt if dt is not None else self.dt
+        if dt is None:
+            raise ValueError("dt is required: the step's duration in seconds (> 0)")
+        req = service_pb2.StepRequest(scene=self.name, quat_order=order, dt=float(dt))
+        envs = _env_list(env_ids)
+        if envs is not None:
+            if not envs:
+                raise ValueError("env_ids: empty; pass None to step every env")
+            req.env_ids[:] = envs
+        encode_real(poses, req.poses)
+        if twists is not None:
+            encode_real(twists, req.twists)
+        _fill_read(read, req.read)
+        return req
+
+    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
+             read=None) -> StepResult:
+        """One simulation step: link poses in, readings out (unary Step).
+
+        Args:
+          poses: [E, L, 7] or flat [E·L, 7], float32 or float64 (sent as is; other real types as
+            float64): position (m, world) then the quaternion in `quat_order`, for the moving links
+            in `moving_links` order. E = num_envs, or len(env_ids). numpy, torch, warp: anything
+            numpy.asarray takes.
+          twists: optional [.., L, 6] linear velocity of the link origin and angular velocity
+            (m/s, rad/s, world); without them the server differentiates poses over dt.
+          dt: step duration, s (> 0); default the scene's `dt`.
+          env_ids: the envs of the poses' first axis, in that order (default all, in order).
+          quat_order: "xyzw" or "wxyz" (required, here or on the scene): ValueError if missing.
+          read: a taxel.Read, a dict of its arguments, False for no readings, None for all
+            sensors' measured readings.
+
+        Returns a StepResult of zero-copy read-only numpy arrays. Errors: InvalidArgumentError
+        (`.field_violations` name "poses", "dt", ...), OutOfRangeError (env id), NotFoundError.
+        """
+        req = self._step_request(poses, twists, dt, env_ids, quat_order, read)
+        return StepResult.from_proto(self._call("Step", req))
+
+    def stream(self, timeout: Optional[float] = None) -> "StepStream":
+        """A bidirectional StepStream for per-step streaming (one request, one response, in order):
+
+            with scene.stream() as s:
+                for t in range(T):
+                    r = s.step(poses[t], dt=0.01, quat_order="wxyz")
+
+        `timeout` bounds the whole stream (default none)."""
+        return StepStream(self, timeout)
+
+    def read(self, env_ids=None, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
+             ground_truth: bool = False, measured: bool = True, history: int = 0) -> StepResult:
+        """The latest readings without stepping. `ground_truth=True` adds the clean branch
+        (`result[s].ground_truth`); env_ids: a subset in the order wanted (default all).
+
+        `history` > 0 returns instead the last `history` measured samples of each sensor (not
+        delayed), shaped [E, history, <layout>, <channel>], index 0 the newest, zero-filled; it
+        must not exceed the sensor's `history_length` imperfection option."""
+        req = service_pb2.ReadSensorsRequest(scene=self.name, history=int(history))
+        envs = _env_list(env_ids)
+        if envs is not None:
+            if not envs:
+                raise ValueError("env_ids: empty; pass None to read every env")
+            req.env_ids[:] = envs
+        Read(sensors, channels, measured=measured, ground_truth=ground_truth).fill(req.read)
+        return StepResult.from_proto(self._call("ReadSensors", req))
+
+    def reset(self, env_ids=None) -> None:
+        """Clears the per-env state (triggers, velocity history) of `env_ids` (default all envs);
+        their readings read 0 until the next step. An empty env_ids resets nothing (so that
+        `reset(np.nonzero(done)[0])` is safe when no env is done)."""
+        envs = _env_list(env_ids)
+        if envs is not None and not envs:
+            return
+        self._call("ResetEnvs", service_pb2.ResetEnvsRequest(scene=self.name, env_ids=envs or []))
+
+    def contact_matrix(self, env_ids=None, rows: Optional[Sequence[str]] = None,
+                       columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
+        """Partner-resolved contact forces [E, B, P, 3] (N, world). The server does not have the
+        contact matrix yet and answers UNIMPLEMENTED: this raises taxel.UnimplementedError."""
+        req = service_pb2.GetContactMatrixRequest(scene=self.name, env_ids=_env_list(env_ids) or [],
+                                                  rows=list(rows or []), columns=list(columns or []),
+                                                  friction=friction)
+        return ContactMatrix.from_proto(self._call("GetContactMatrix", req))
+
+    # --------------------------------------------------------------------------------------------
+    # Sensors and lifetime
+
+    def add_sensor(self, sensor: Sensor) -> SensorInfo:
+        """Adds a sensor (it reads 0 until the next step) and returns its info; the client's kept
+        spec gains it too, so a re-created scene has it."""
+        if not isinstance(sensor, Sensor):
+            raise TypeError(f"add_sensor: expected a taxel sensor, got {type(sensor).__name__}")
+        proto = sensor.to_proto()
+        resp = self._call("AddSensor", service_pb2.AddSensorRequest(scene=self.name, sensor=proto))
+        self._client._update_spec(self.name, lambda spec: spec.sensors.append(proto))
+        return SensorInfo.from_proto(resp)
+
+    def update_sensor(self, name: str, probe_gain=None, env_ids=None, noise: Optional[float] = None,
+                      random_walk: Optional[float] = None, bias: Optional[float] = None) -> SensorInfo:
+        """Changes a sensor's imperfections at run time (like Genesis' setters); the sensor must
+        have been given imperfections. `probe_gain`: one gain per probe ([n] or the layout shape)
+        for every env of `env_ids` (default all), or one row per env ([len(env_ids), n] or
+        [len(env_ids), rows, cols]); it lasts until a reset redraws the gains (when
+        `probe_gain_resample_range` is set). `noise`, `random_walk`: new standard deviations;
+        `bias`: new offset. The new noise levels are also written into the spec the client keeps
+        for auto_recreate; per-env gains are not (a re-created scene starts from its spec's gains)."""
+        req = service_pb2.UpdateSensorRequest(scene=self.name, sensor=name)
+        envs = _env_list(env_ids)
+        if envs is not None:
+            if not envs:
+                return self.info().sensors[name]
+            req.env_ids[:] = envs
+        if probe_gain is not None:
+            encode_real(probe_gain, req.probe_gain)
+        for field, value in (("noise", noise), ("random_walk", random_walk), ("bias", bias)):
+            if value is not None:
+                setattr(req, field, float(value))
+        info = SensorInfo.from_proto(self._call("UpdateSensor", req))
+
+        def keep(spec):
+            for s in spec.sensors:
+                if s.name == name:
+                    for field, value in (("noise", noise), ("random_walk", random_walk), ("bias", bias)):
+                        if value is not None:
+                            setattr(s.imperfections, field, float(value))
+        self._client._update_spec(self.name, keep)
+        return info
+
+    def remove_sensor(self, name: str) -> None:
+        """Removes a sensor by name (NotFoundError if there is none)."""
+        self._call("RemoveSensor", service_pb2.RemoveSensorRequest(scene=self.name, name=name))
+
+        def drop(spec):
+            keep = [s for s in spec.sensors if s.name != name]
+            del spec.sensors[:]
+            spec.sensors.extend(keep)
+        self._client._update_spec(self.name, drop)
+
+    def delete(self) -> None:
+        """Deletes the scene on the server; this handle is then dead (no auto_recreate)."""
+        self._deleted = True
+        self._client.delete_scene(self.name)
+
+    def __repr__(self):
+        return f"Scene({self.name!r}, num_envs={self.num_envs}, moving_links={list(self.moving_links)})"
+
+
+_CLOSE = object()
+
+
+class StepStream:
+    """One StepStream call: `step()` sends one request and waits for its response (sequence
+    numbers are checked). Use as a context manager, or call `close()`. After an error the stream
+    is closed; with the scene's auto_recreate, a NOT_FOUND for the scene re-creates it, opens a
+    new stream and re-sends the step once."""
+
+    def __init__(self, scene: Scene, timeout: Optional[float] = None):
+        self._scene = scene
+        self._timeout = timeout
+        self._sequence = 0
+        self._queue: Optional[queue.Queue] = None
+        self._responses = None
+        self._lock = threading.Lock()
+        self._open()
+
+    def _open(self) -> None:
+        q: queue.Queue = queue.Queue()
+
+        def requests():
+            while True:
+                item = q.get()
+                if item is _CLOSE:
+                    return
+                yield item
+
+        client = self._scene._client
+        self._queue = q
+        self._responses = client._stub.StepStream(requests(), timeout=self._timeout, metadata=client._metadata,
+                                                  wait_for_ready=client.wait_for_ready)
+
+    def _end_requests(self) -> None:
+        if self._queue is not None:
+            self._queue.put(_CLOSE)
+            self._queue = None
+
+    @property
+    def closed(self) -> bool:
+        return self._responses is None
+
+    @property
+    def sequence(self) -> int:
+        """The sequence number of the last request sent."""
+        return self._sequence
+
+    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
+             read=None) -> StepResult:
+        """Like Scene.step, over the stream."""
+        req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read)
+        with self._lock:
+            for attempt in (0, 1):
+                if self._responses is None:
+                    raise UnavailableError("step stream: the stream is closed", code=grpc.StatusCode.UNAVAILABLE)
+                self._sequence += 1
+                req.sequence = self._sequence
+                self._queue.put(req)
+                try:
+                    resp = next(self._responses)
+                except StopIteration:
+                    self._end_requests()
+                    self._responses = None
+                    raise UnavailableError("step stream: the server ended the stream",
+                                           code=grpc.StatusCode.UNAVAILABLE) from None
+                except grpc.RpcError as e:
+                    self._end_requests()
+                    self._responses = None
+                    err = from_rpc_error(e)
+                    if attempt == 0 and self._scene._recreate_after(err):
+                        self._open()
+                        continue
+                    raise err from None
+                if resp.sequence != req.sequence:  # pragma: no cover - a server bug
+                    self.cancel()
+                    raise TaxelError(f"step stream: response sequence {resp.sequence} for request {req.sequence}",
+                                     code=grpc.StatusCode.INTERNAL)
+                return StepResult.from_proto(resp)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        """Half-closes the stream and waits for the server to end it; errors raise TaxelError."""
+        with self._lock:
+            if self._responses is None:
+                return
+            self._end_requests()
+            responses, self._responses = self._responses, None
+            try:
+                for _ in responses:
+                    pass
+            except grpc.RpcError as e:
+                raise from_rpc_error(e) from None
+
+    def cancel(self) -> None:
+        """Abandons the stream at once."""
+        with self._lock:
+            self._end_requests()
+            if self._responses is not None:
+                self._responses.cancel()
+                self._responses = None
+
+    def __enter__(self) -> "StepStream":
+        return self
+
+    def __exit__(self, exc_type, *_) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.cancel()

@@ -1,0 +1,96 @@
+"""numpy arrays <-> taxel.v1.Tensor.
+
+Outgoing arrays (poses, twists, probe positions, vertices, ...): anything `numpy.asarray` accepts —
+numpy, CPU torch tensors, warp arrays, lists. float32 and float64 travel as they are (no
+conversion); other real types become float64. The bytes are taken with one `tobytes()` of the
+C-contiguous little-endian array (a copy only when the input is strided or big-endian); protobuf
+then copies them once more into the message.
+
+Incoming arrays: `numpy.frombuffer` over the tensor's `bytes` object, reshaped — a zero-copy,
+read-only view (`arr.flags.writeable` is False; `arr.base` leads to the bytes object). Copy it
+(`arr.copy()`) to modify it or to keep it without keeping the whole response alive.
+"""
+import numpy as np
+
+from taxel._pb import tensor_pb2
+
+__all__ = ["encode_real", "encode_int32", "decode", "as_numpy", "DTYPES"]
+
+# Wire dtype -> numpy dtype (little-endian).
+DTYPES = {
+    tensor_pb2.FLOAT32: np.dtype("<f4"),
+    tensor_pb2.FLOAT64: np.dtype("<f8"),
+    tensor_pb2.INT32: np.dtype("<i4"),
+    tensor_pb2.BOOL: np.dtype("?"),
+}
+
+
+def as_numpy(x) -> np.ndarray:
+    """`numpy.asarray(x)`. A torch tensor is first detached and moved to the CPU
+    (`.detach().cpu()`); an object numpy cannot read directly but that has a `.numpy()` method
+    (a warp array on a GPU) is converted with it."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu()
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError):
+        if callable(getattr(x, "numpy", None)):
+            return np.asarray(x.numpy())
+        raise
+
+
+def _little_contiguous(a: np.ndarray) -> np.ndarray:
+    # (not np.ascontiguousarray: it turns a 0-d array into shape [1])
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+def encode_real(x, out=None) -> "tensor_pb2.Tensor":
+    """A FLOAT32 or FLOAT64 tensor of `x` (float32/float64 kept, other real types -> float64)."""
+    a = as_numpy(x)
+    if a.dtype.kind == "f" and a.dtype.itemsize == 4:
+        wire = tensor_pb2.FLOAT32
+    elif a.dtype.kind == "f" and a.dtype.itemsize == 8:
+        wire = tensor_pb2.FLOAT64
+    elif a.dtype.kind in "biuf":
+        a, wire = a.astype("<f8"), tensor_pb2.FLOAT64
+    else:
+        raise TypeError(f"expected a real array (float32 or float64), got dtype {a.dtype}")
+    a = _little_contiguous(a)
+    t = tensor_pb2.Tensor() if out is None else out
+    t.dtype = wire
+    t.shape[:] = a.shape
+    t.data = a.tobytes()
+    return t
+
+
+def encode_int32(x, out=None) -> "tensor_pb2.Tensor":
+    """An INT32 tensor of an integer array (values must fit in int32)."""
+    a = as_numpy(x)
+    if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and a.size == 0):
+        raise TypeError(f"expected an integer array, got dtype {a.dtype}")
+    if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
+        raise ValueError("expected values that fit in int32")
+    a = _little_contiguous(a.astype("<i4", copy=False))
+    t = tensor_pb2.Tensor() if out is None else out
+    t.dtype = tensor_pb2.INT32
+    t.shape[:] = a.shape
+    t.data = a.tobytes()
+    return t
+
+
+def decode(t: "tensor_pb2.Tensor") -> np.ndarray:
+    """A read-only numpy view over the tensor's bytes (zero copy)."""
+    dtype = DTYPES.get(t.dtype)
+    if dtype is None:
+        raise ValueError(f"tensor: unknown dtype {t.dtype}")
+    shape = tuple(int(d) for d in t.shape)
+    data = t.data  # one bytes object; the view keeps it alive
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if len(data) != count * dtype.itemsize:
+        raise ValueError(f"tensor: shape {list(shape)} of {dtype} needs {count * dtype.itemsize} bytes, "
+                         f"got {len(data)}")
+    return np.frombuffer(data, dtype=dtype, count=count).reshape(shape)
