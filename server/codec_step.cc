@@ -1,6 +1,7 @@
 // Steps and readings.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
@@ -64,6 +65,14 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     TAXEL_RETURN_IF_ERROR(ints(k.body(), "contacts.body", &out->contact_body));
     TAXEL_RETURN_IF_ERROR(ints(k.partner(), "contacts.partner", &out->contact_partner));
     const int64_t K = static_cast<int64_t>(out->contact_env.size());
+    // contacts.env sets K; a body or partner array of another length is named here (the core only
+    // sees the spans and could report no more than "contacts").
+    for (const auto& [field, v] : {std::make_pair("contacts.body", &out->contact_body),
+                                   std::make_pair("contacts.partner", &out->contact_partner)}) {
+      if (static_cast<int64_t>(v->size()) != K) {
+        return Invalid(field, absl::StrCat("expected shape [", K, "] (K = len(contacts.env)), got [", v->size(), "]"));
+      }
+    }
     auto vec3 = [&](const v1::Tensor& t, absl::string_view field, std::vector<double>* storage,
                     absl::Span<const double>* span) -> absl::Status {
       TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));

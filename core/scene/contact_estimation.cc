@@ -214,8 +214,13 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
           absl::StrCat("contacts.partner[", i, "]: link index ", k.partner[i], " out of range [0, ", num_links, ")"));
     }
     for (int a = 0; a < 3; ++a) {
-      if (!std::isfinite(k.force[3 * i + a]) || (!k.friction.empty() && !std::isfinite(k.friction[3 * i + a]))) {
-        return absl::InvalidArgumentError(absl::StrCat("contacts.force[", i, "]: expected finite numbers"));
+      if (!std::isfinite(k.force[3 * i + a])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("contacts.force[", i, "][", a, "]: expected a finite number, got ", k.force[3 * i + a]));
+      }
+      if (!k.friction.empty() && !std::isfinite(k.friction[3 * i + a])) {
+        return absl::InvalidArgumentError(absl::StrCat("contacts.friction[", i, "][", a,
+                                                       "]: expected a finite number, got ", k.friction[3 * i + a]));
       }
     }
   }

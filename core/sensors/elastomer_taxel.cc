@@ -96,7 +96,7 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
       z[static_cast<size_t>(i) * f.pcols + j] = {hv, hv > 0 ? std::pow(hv, p.normal_exponent) : 0.0};
     }
   }
-  f.fft->Forward(z.data());
+  f.fft->Forward(z.data(), f.rows);  // rows ≥ f.rows are the zero padding
   w1.resize(N), w2.resize(N);
   const std::complex<double> I(0, 1);
   for (int a = 0; a < f.prows; ++a) {
@@ -111,8 +111,8 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
       w2[k] = H * f.kz[k] + I * (Hp * f.kn[k]);
     }
   }
-  f.fft->Inverse(w1.data());
-  f.fft->Inverse(w2.data());
+  f.fft->Inverse(w1.data(), f.rows);  // only the unpadded rows are read
+  f.fft->Inverse(w2.data(), f.rows);
   const Eigen::Vector3d n0 = layout.normal(0);
   for (int i = 0; i < f.rows; ++i) {
     for (int j = 0; j < f.cols; ++j) {

@@ -17,8 +17,13 @@ class Fft2d {
   int cols() const { return cols_; }
   /// In-place 2D transform of a row-major rows × cols array. Forward: X[k] = Σ x[n]·e^{−2πi kn/N};
   /// inverse includes the 1/(rows·cols) factor, so Inverse(Forward(x)) = x.
-  void Forward(std::complex<double>* data) const { Transform(data, false); }
-  void Inverse(std::complex<double>* data) const { Transform(data, true); }
+  ///
+  /// Zero padding shortcuts (both exact): Forward may be told that only the first `nonzero_rows`
+  /// rows of the input can be non-zero (the rest must hold zeros: their row transforms are
+  /// skipped); Inverse may be told that only the first `needed_rows` rows of the output are wanted
+  /// (the other rows are left holding intermediate values). -1 = all rows.
+  void Forward(std::complex<double>* data, int nonzero_rows = -1) const;
+  void Inverse(std::complex<double>* data, int needed_rows = -1) const;
 
   static bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
   static int NextPowerOfTwo(int n);
@@ -27,12 +32,13 @@ class Fft2d {
   struct Plan1d {
     int n = 1;
     std::vector<int> bitrev;
-    std::vector<std::complex<double>> twiddle;  // e^{−2πi k/n}, k < n/2
+    std::vector<std::complex<double>> twiddle[2];  // [0]: e^{−2πi k/n}, [1]: conjugates; k < n/2
   };
   static Plan1d MakePlan(int n);
   static void Transform1d(const Plan1d& plan, std::complex<double>* x, int stride, bool inverse,
                           std::complex<double>* scratch);
-  void Transform(std::complex<double>* data, bool inverse) const;
+  void Rows(std::complex<double>* data, int n_rows, bool inverse) const;
+  void Columns(std::complex<double>* data, bool inverse) const;
 
   int rows_, cols_;
   Plan1d row_plan_, col_plan_;

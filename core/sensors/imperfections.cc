@@ -219,6 +219,17 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     kernel_normal_ = BlendWithIdentity(*GaussianCrosstalkKernel(kr_, kc_, spec_.crosstalk_sigma, row_spacing, col_spacing),
                                        kr_, kc_, spec_.crosstalk_strength);
     kernel_shear_ = kernel_torque_ = kernel_normal_;
+    // The L1-normalised 2D Gaussian is the product of the L1-normalised 1D ones.
+    auto gaussian_1d = [&](int half, double spacing) {
+      std::vector<double> g(2 * half + 1);
+      double sum = 0;
+      for (int a = -half; a <= half; ++a) sum += g[a + half] = std::exp(-0.5 * std::pow(a * spacing / spec_.crosstalk_sigma, 2));
+      for (double& v : g) v /= sum;
+      return g;
+    };
+    g_rows_ = gaussian_1d(hr, row_spacing);
+    g_cols_ = gaussian_1d(hc, col_spacing);
+    separable_ = true;
   }
   // Identity kernels change nothing: skip the stage so that the measured branch stays bit-identical
   // to its input (the normal/tangential split and the sums would round, and turn −0 into +0).
@@ -331,30 +342,85 @@ void MeasuredPipeline::Prepare(double dt) {
 
 void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& K, float* y,
                                       int y_stride, int y_offset) const {
-  // y[i,j] = Σ_ab K[a,b]·x[i + a − kr/2, j + b − kc/2] (/ source weight in renormalize mode).
+  // y[i,j] = Σ_ab K[a,b]·x[i + a − kr/2, j + b − kc/2] (each source / its weight in renormalize
+  // mode). The source goes into a zero-padded buffer first, so that the taps need no bounds tests.
   const int rows = layout_->rows(), cols = layout_->cols();
   const std::vector<double>* w = nullptr;
   if (spec_.crosstalk_border == CrosstalkBorder::kRenormalize) {
     w = &K == &kernel_normal_ ? &source_weight_normal_ : &K == &kernel_shear_ ? &source_weight_shear_ : &source_weight_torque_;
+  }
+  const int pr = kr_ / 2, pc = kc_ / 2, pcols = cols + 2 * pc;
+  thread_local std::vector<double> pad;
+  pad.assign(static_cast<size_t>(rows + 2 * pr) * pcols, 0.0);
+  for (int i = 0; i < rows; ++i) {
+    double* row = &pad[static_cast<size_t>(i + pr) * pcols + pc];
+    for (int j = 0; j < cols; ++j) {
+      const int src = i * cols + j;
+      const double v = x[static_cast<size_t>(src) * stride + offset];
+      row[j] = w == nullptr ? v : ((*w)[src] > 0 ? v / (*w)[src] : 0.0);
+    }
   }
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
       double s = 0;
       if (active_[i * cols + j]) {
         for (int a = 0; a < kr_; ++a) {
-          const int si = i + a - kr_ / 2;
-          if (si < 0 || si >= rows) continue;
-          for (int b = 0; b < kc_; ++b) {
-            const int sj = j + b - kc_ / 2;
-            if (sj < 0 || sj >= cols) continue;
-            const int src = si * cols + sj;
-            double v = x[static_cast<size_t>(src) * stride + offset];
-            if (w != nullptr) v = (*w)[src] > 0 ? v / (*w)[src] : 0.0;
-            s += K[a * kc_ + b] * v;
-          }
+          const double* src = &pad[static_cast<size_t>(i + a) * pcols + j];
+          const double* k = &K[static_cast<size_t>(a) * kc_];
+          for (int b = 0; b < kc_; ++b) s += k[b] * src[b];
         }
       }
       y[static_cast<size_t>(i * cols + j) * y_stride + y_offset] = static_cast<float>(s);
+    }
+  }
+}
+
+void MeasuredPipeline::SeparableCorrelate(const float* x, int stride, int offset, float* y, int y_stride,
+                                          int y_offset) const {
+  const int rows = layout_->rows(), cols = layout_->cols();
+  const int hr = kr_ / 2, hc = kc_ / 2, pcols = cols + 2 * hc;
+  const std::vector<double>* w =
+      spec_.crosstalk_border == CrosstalkBorder::kRenormalize ? &source_weight_normal_ : nullptr;
+  // Source (divided by its weight in renormalize mode), zero-padded by hc columns each side.
+  thread_local std::vector<double> src, tmp;
+  src.assign(static_cast<size_t>(rows) * pcols, 0.0);
+  bool any = false;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const int k = i * cols + j;
+      double v = x[static_cast<size_t>(k) * stride + offset];
+      if (w != nullptr) v = (*w)[k] > 0 ? v / (*w)[k] : 0.0;
+      src[static_cast<size_t>(i) * pcols + hc + j] = v;
+      any |= v != 0;
+    }
+  }
+  if (!any) {  // nothing to spread (a pad out of contact)
+    for (int k = 0; k < rows * cols; ++k) y[static_cast<size_t>(k) * y_stride + y_offset] = 0.f;
+    return;
+  }
+  // Row pass into tmp, zero-padded by hr rows above and below.
+  tmp.assign(static_cast<size_t>(rows + 2 * hr) * cols, 0.0);
+  for (int i = 0; i < rows; ++i) {
+    const double* s = &src[static_cast<size_t>(i) * pcols];
+    double* t = &tmp[static_cast<size_t>(i + hr) * cols];
+    for (int j = 0; j < cols; ++j) {
+      double acc = 0;
+      for (int b = 0; b < kc_; ++b) acc += g_cols_[b] * s[j + b];
+      t[j] = acc;
+    }
+  }
+  // Column pass and the blend with the identity.
+  const double strength = spec_.crosstalk_strength;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const int k = i * cols + j;
+      double out = 0;
+      if (active_[k]) {
+        double acc = 0;
+        for (int a = 0; a < kr_; ++a) acc += g_rows_[a] * tmp[static_cast<size_t>(i + a) * cols + j];
+        out = (1 - strength) * src[static_cast<size_t>(i) * pcols + hc + j] + strength * acc;
+      }
+      y[static_cast<size_t>(k) * y_stride + y_offset] = static_cast<float>(out);
     }
   }
 }
@@ -364,6 +430,10 @@ void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
   // tangential part, filter each with its kernel, and recombine.
   const int C = channels_;
   thread_local std::vector<float> normal_in, normal_out;
+  if (separable_) {  // one kernel for every channel: filter the components directly
+    for (int c = 0; c < C; ++c) SeparableCorrelate(x, C, c, y, C, c);
+    return;
+  }
   int c0 = 0;
   for (ChannelGroup g : groups_) {
     if (g == ChannelGroup::kScalar) {
@@ -417,34 +487,59 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
     const double sample_dt = dt * spec_.update_period;
     const float decay =
         spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-sample_dt / spec_.hysteresis_tau)) : 0.f;
-    for (int k = 0; k < n_; ++k) {
-      for (int c = 0; c < C; ++c) {
-        const size_t i = off + static_cast<size_t>(k) * C + c;
-        float v = x[static_cast<size_t>(k) * C + c];
-        if (spec_.hysteresis_strength > 0) {
-          hyst_xi_[i] = decay * hyst_xi_[i] + (v - hyst_prev_[i]);
-          hyst_prev_[i] = v;
-          v += static_cast<float>(spec_.hysteresis_strength) * hyst_xi_[i];
-        }
-        const uint32_t kc = static_cast<uint32_t>(k * 8 + c), st = static_cast<uint32_t>(step);
-        if (spec_.random_walk > 0) {
-          const auto b = rng_walk_(sid, e, kc, st);
-          walk_[i] += static_cast<float>(spec_.random_walk * NormalFromBits(b[0], b[1]));
-          v += walk_[i];
-        }
-        if (spec_.noise > 0) {
-          const auto b = rng_noise_(sid, e, kc, st);
-          v += static_cast<float>(spec_.noise * NormalFromBits(b[0], b[1]));
-        }
-        if (spec_.bias != 0) v += static_cast<float>(spec_.bias);  // (adding 0 would turn −0 into +0)
-        if (spec_.resolution > 0) {
-          v = static_cast<float>(spec_.resolution * std::nearbyint(v / spec_.resolution));  // half to even
-        }
-        if (dead_[static_cast<size_t>(env) * n_ + k]) v = dead_values_[i];
-        if (!active_[k]) v = 0.f;  // fillers stay 0
-        sample[static_cast<size_t>(k) * C + c] = v;
+    const uint32_t st = static_cast<uint32_t>(step);
+    float* xs = x.data();
+    // Stage by stage over the n·C values (plain loops the compiler vectorises).
+    if (spec_.hysteresis_strength > 0) {
+      float* xi = &hyst_xi_[off];
+      float* prev = &hyst_prev_[off];
+      const float strength = static_cast<float>(spec_.hysteresis_strength);
+      for (size_t i = 0; i < nc; ++i) {
+        xi[i] = decay * xi[i] + (xs[i] - prev[i]);
+        prev[i] = xs[i];
+        xs[i] += strength * xi[i];
       }
     }
+    thread_local std::vector<float> z;
+    if (spec_.random_walk > 0) {
+      z.resize(nc);
+      FillStandardNormals(rng_walk_, sid, e, st, z.data(), nc);
+      float* walk = &walk_[off];
+      const double sigma = spec_.random_walk;
+      for (size_t i = 0; i < nc; ++i) {
+        walk[i] += static_cast<float>(sigma * z[i]);
+        xs[i] += walk[i];
+      }
+    }
+    if (spec_.noise > 0) {
+      z.resize(nc);
+      FillStandardNormals(rng_noise_, sid, e, st, z.data(), nc);
+      const double sigma = spec_.noise;
+      for (size_t i = 0; i < nc; ++i) xs[i] += static_cast<float>(sigma * z[i]);
+    }
+    if (spec_.bias != 0) {  // (adding 0 would turn −0 into +0)
+      const float bias = static_cast<float>(spec_.bias);
+      for (size_t i = 0; i < nc; ++i) xs[i] += bias;
+    }
+    if (spec_.resolution > 0) {
+      // Round half to even in double: adding and subtracting 1.5·2^52 rounds any |q| < 2^51 to an
+      // integer in the default rounding mode (larger |q| are integers already); copysign keeps
+      // the sign of a zero as nearbyint would.
+      const double res = spec_.resolution;
+      constexpr double kMagic = 6755399441055744.0;
+      for (size_t i = 0; i < nc; ++i) {
+        const double q = static_cast<double>(xs[i]) / res;
+        const double r = std::fabs(q) < 2251799813685248.0 ? (q + kMagic) - kMagic : q;
+        xs[i] = static_cast<float>(res * std::copysign(r, q));
+      }
+    }
+    const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
+    for (int k = 0; k < n_; ++k) {
+      float* v = xs + static_cast<size_t>(k) * C;
+      if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
+      if (!active_[k]) std::fill(v, v + C, 0.f);  // fillers stay 0
+    }
+    std::copy(xs, xs + nc, sample);
   }
   // Timing: push the (held) sample, then read the delayed one.
   if (ring_ > 0) {

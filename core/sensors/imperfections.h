@@ -102,6 +102,8 @@ class MeasuredPipeline {
   void Crosstalk(const float* x, float* y) const;
   void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y,
                       int y_stride, int y_offset) const;
+  // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes.
+  void SeparableCorrelate(const float* x, int stride, int offset, float* y, int y_stride, int y_offset) const;
 
   ImperfectionSpec spec_;
   const ProbeLayout* layout_;
@@ -116,6 +118,9 @@ class MeasuredPipeline {
   int kr_ = 0, kc_ = 0;
   std::vector<double> kernel_normal_, kernel_shear_, kernel_torque_;
   std::vector<double> source_weight_normal_, source_weight_shear_, source_weight_torque_;
+  // Gaussian crosstalk: the same kernel for every channel, G[a, b] = g_rows[a]·g_cols[b].
+  bool separable_ = false;
+  std::vector<double> g_rows_, g_cols_;
   std::vector<uint8_t> active_;  // radius > 0
   mutable std::vector<float> scratch_;  // not thread-safe across envs: see Process
 
