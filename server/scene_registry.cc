@@ -1,9 +1,11 @@
 #include "server/scene_registry.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/contact/contact_matrix.h"
 
 namespace taxel::server {
 namespace {
@@ -16,7 +18,32 @@ bool ValidSceneName(const std::string& name) {
   return true;
 }
 
-// Bytes a scene with this spec will allocate for state and sensor buffers.
+// Upper bound of the contact matrix bytes, E × B × P × 3 × 4 (twice with friction), from the
+// spec alone: exact names count once each; "all" and globs count every candidate (B: robot links;
+// P: terrain, robot links, object and projectile slots, static entities).
+int64_t ContactMatrixBytesBound(const scene::SceneSpec& spec) {
+  const contact::ContactMatrixSpec& cm = spec.contact_matrix;
+  if (!cm.enabled()) return 0;
+  int64_t robot_links = 0, other_entities = 0;
+  for (const auto& e : spec.entities) {
+    if (e.kind == scene::EntityKind::kRobot) {
+      robot_links += static_cast<int64_t>(e.links.size());
+    } else if (e.kind != scene::EntityKind::kTerrain) {
+      ++other_entities;
+    }
+  }
+  auto bound = [](const std::vector<std::string>& selectors, int64_t candidates) {
+    for (const auto& s : selectors) {
+      if (s == "all" || contact::IsGlob(s)) return candidates;
+    }
+    return std::min<int64_t>(static_cast<int64_t>(selectors.size()), candidates);
+  };
+  const int64_t rows = bound(cm.bodies, robot_links);
+  const int64_t cols = bound(cm.partners, 1 + robot_links + other_entities);
+  return static_cast<int64_t>(spec.num_envs) * rows * cols * 12 * (cm.friction ? 2 : 1);
+}
+
+// Bytes a scene with this spec will allocate for state, sensor buffers and the contact matrix.
 int64_t EstimateSceneBytes(const scene::SceneSpec& spec) {
   int64_t moving_links = 0;
   for (const auto& e : spec.entities) {
@@ -24,7 +51,7 @@ int64_t EstimateSceneBytes(const scene::SceneSpec& spec) {
   }
   int64_t bytes = static_cast<int64_t>(spec.num_envs) * moving_links * static_cast<int64_t>(sizeof(sensors::LinkKinematics));
   for (const auto& s : spec.sensors) bytes += static_cast<int64_t>(sensors::Sensor::EstimateBytes(s, spec.num_envs));
-  return bytes;
+  return bytes + ContactMatrixBytesBound(spec);
 }
 
 int64_t ProbeSlots(const scene::SceneSpec& spec) {

@@ -230,15 +230,21 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
 void ContactEstimation::ApplyReported(const ReportedContacts& k, absl::Span<const int32_t> stepped) {
   contact::ContactMatrix& M = *matrix_;
   for (int32_t e : stepped) M.ClearEnv(e);
-  for (size_t i = 0; i < k.size(); ++i) {
-    const int r = row_of_link_[k.body[i]], c = column_of_link_[k.partner[i]];
-    if (r < 0 || c < 0 || k.body[i] == k.partner[i]) continue;  // unselected pairs are dropped
+  // Each contact acts on both links (Newton's third law): +f on the body, −f on the partner; each
+  // side lands in the matrix when that link is a row and the other falls in a selected column.
+  auto add = [&](int32_t env, int r, int c, size_t i, float sign) {
+    if (r < 0 || c < 0) return;  // unselected pairs are dropped
     float* fv = nullptr;
-    float* nv = M.Accumulate(k.env[i], r, c, &fv);
-    for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(k.force[3 * i + a]);
+    float* nv = M.Accumulate(env, r, c, &fv);
+    for (int a = 0; a < 3; ++a) nv[a] += sign * static_cast<float>(k.force[3 * i + a]);
     if (fv != nullptr && !k.friction.empty()) {
-      for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(k.friction[3 * i + a]);
+      for (int a = 0; a < 3; ++a) fv[a] += sign * static_cast<float>(k.friction[3 * i + a]);
     }
+  };
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.body[i] == k.partner[i]) continue;
+    add(k.env[i], row_of_link_[k.body[i]], column_of_link_[k.partner[i]], i, 1.f);
+    add(k.env[i], row_of_link_[k.partner[i]], column_of_link_[k.body[i]], i, -1.f);
   }
 }
 

@@ -51,6 +51,9 @@ class ContactEstimation {
   /// finite); INVALID_ARGUMENT naming "contacts.<array>[k]".
   absl::Status ValidateReported(const ReportedContacts& contacts, absl::Span<const int32_t> stepped) const;
   /// REPORTED: clears the stepped envs and adds the contacts of selected pairs (others dropped).
+  /// A contact acts on both of its links: +force on `body` in (row body, column of partner), and
+  /// −force on `partner` in (row partner, column of body) — so a simulator reports each contact
+  /// once, in either order, and robot/robot cells are antisymmetric as in ESTIMATED.
   void ApplyReported(const ReportedContacts& contacts, absl::Span<const int32_t> stepped);
 
   size_t memory_bytes() const;

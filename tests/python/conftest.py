@@ -2,7 +2,7 @@
 
 The server binary comes from $TAXEL_SERVER_BINARY (CTest passes $<TARGET_FILE:taxel-server>). It
 listens on 127.0.0.1:0 and reports its port on stderr (`event=server_started ... port=NNNN`); a
-reader thread follows the log, so no test sleeps or polls.
+reader thread of taxel.LocalServer follows the log, so no test sleeps or polls.
 
 The common scene ("pad and ball"), in the pad's link frame L = world when the pad sits at the
 origin with the identity rotation:
@@ -21,9 +21,6 @@ A probe at o reads depth = R − sd(o) = R − (|o − c| − r) when positive:
 import math
 import os
 import re
-import signal
-import subprocess
-import threading
 
 import numpy as np
 import pytest
@@ -44,59 +41,14 @@ EXPECTED_DEPTH = np.array([[D_CORNER, D_EDGE, D_CORNER],
                            [D_EDGE, D_CENTRE, D_EDGE],
                            [D_CORNER, D_EDGE, D_CORNER]])
 
-_STARTED = re.compile(r"event=server_started .* port=(\d+)")
 
-
-class ServerProcess:
-    """A taxel-server subprocess on 127.0.0.1 (port 0 = any free port)."""
+class ServerProcess(taxel.LocalServer):
+    """A taxel-server subprocess on 127.0.0.1 (port 0 = any free port) with 2 evaluation threads
+    and a short drain grace: SIGTERM waits for it in full while any client holds an idle
+    connection."""
 
     def __init__(self, binary: str, extra_args=()):
-        self.binary = binary
-        self.extra_args = list(extra_args)
-        self.proc = None
-        self.port = None
-        self.log = []
-
-    def start(self, port: int = 0, timeout: float = 20.0) -> "ServerProcess":
-        started = threading.Event()
-        self.log = []
-        # A short grace: SIGTERM waits for it in full while any client holds an idle connection.
-        self.proc = subprocess.Popen(
-            [self.binary, f"--address=127.0.0.1:{port}", "--metrics_address=", "--threads=2",
-             "--shutdown_grace_seconds=0.5", *self.extra_args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-        def follow(stream, log):
-            for line in stream:  # until the process closes stderr
-                log.append(line)
-                m = _STARTED.search(line)
-                if m:
-                    self.port = int(m.group(1))
-                    started.set()
-            started.set()  # exited without starting: wake the waiter
-
-        threading.Thread(target=follow, args=(self.proc.stderr, self.log), daemon=True).start()
-        if not started.wait(timeout) or self.port is None or (port and self.port != port):
-            self.stop()
-            raise RuntimeError("taxel-server did not start:\n" + "".join(self.log))
-        return self
-
-    @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM and wait (the server drains, then exits 0)."""
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
+        super().__init__(binary, extra_args, threads=2, grace_seconds=0.5)
 
 
 def server_binary() -> str:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import taxel
-from conftest import BALL_R, BALL_Z, D_CENTRE, EXPECTED_DEPTH, FAR_Z, PROBE_R, grid_3x3, poses_xyzw
+from conftest import BALL_R, BALL_Z, D_CENTRE, EXPECTED_DEPTH, FAR_Z, PITCH, PROBE_R, grid_3x3, poses_xyzw
 
 
 @pytest.fixture
@@ -76,3 +76,70 @@ def test_history_newest_first(scene):
     with pytest.raises(taxel.InvalidArgumentError, match="keeps 3 samples") as e:
         scene.read(history=5, sensors=["d"])
     assert e.value.field == "history"
+
+
+# -------------------------------------------------------------------------------------------------
+# taxel.gaussian_crosstalk_kernel
+
+
+def test_gaussian_kernel_by_hand():
+    # 3×3, σ = spacing = 1: weights e^0 (centre), e^(−1/2) (4 edges), e^(−1) (4 corners), over
+    # their sum S = 1 + 4e^(−1/2) + 4e^(−1).
+    k = taxel.gaussian_crosstalk_kernel(3, 3, sigma=1.0, spacing=1.0)
+    s = 1 + 4 * np.exp(-0.5) + 4 * np.exp(-1.0)
+    assert k.dtype == np.float64 and k.shape == (3, 3)
+    assert k[1, 1] == pytest.approx(1 / s, rel=1e-15)  # 0.2041
+    np.testing.assert_allclose(k[[0, 1, 1, 2], [1, 0, 2, 1]], np.exp(-0.5) / s, rtol=1e-15)
+    np.testing.assert_allclose(k[[0, 0, 2, 2], [0, 2, 0, 2]], np.exp(-1.0) / s, rtol=1e-15)
+    assert k.sum() == pytest.approx(1.0, rel=1e-15)
+    # Only σ/spacing matters for a square grid: σ = 2 mm over a 2 mm pitch is the same kernel.
+    np.testing.assert_allclose(taxel.gaussian_crosstalk_kernel(3, 3, 0.002, 0.002), k, rtol=1e-15)
+
+
+def test_gaussian_kernel_rows_columns_and_spacings():
+    # 1×3 along a row (x = −1, 0, 1 columns of 1 mm), σ = 1 mm: (e^(−1/2), 1, e^(−1/2)) / (1 + 2e^(−1/2)).
+    k = taxel.gaussian_crosstalk_kernel(1, 3, sigma=0.001, spacing=(0.005, 0.001))
+    e = np.exp(-0.5)
+    np.testing.assert_allclose(k, [[e / (1 + 2 * e), 1 / (1 + 2 * e), e / (1 + 2 * e)]], rtol=1e-15)
+    # 3×1 with rows 2 mm apart: y = ±2 mm, weights e^(−2).
+    k = taxel.gaussian_crosstalk_kernel(3, 1, sigma=0.001, spacing=(0.002, 0.005))
+    e2 = np.exp(-2.0)
+    np.testing.assert_allclose(k[:, 0], [e2 / (1 + 2 * e2), 1 / (1 + 2 * e2), e2 / (1 + 2 * e2)], rtol=1e-15)
+    assert taxel.gaussian_crosstalk_kernel(1, 1, 1.0).tolist() == [[1.0]]
+
+
+@pytest.mark.parametrize("args, message", [
+    ((2, 3, 1.0), "odd and positive, got 2x3"),
+    ((3, 0, 1.0), "odd and positive"),
+    ((3, 3, 0.0), "sigma must be finite and > 0"),
+    ((3, 3, float("nan")), "sigma"),
+    ((3, 3, 1.0, -1.0), "spacing must be finite and > 0"),
+    ((3, 3, 1.0, (1.0, 0.0)), "column spacing"),
+    ((3, 3, 1.0, (1.0, 1.0, 1.0)), "scalar or \\(row_spacing, col_spacing\\)"),
+])
+def test_gaussian_kernel_rejects_bad_arguments(args, message):
+    with pytest.raises(ValueError, match=message):
+        taxel.gaussian_crosstalk_kernel(*args)
+
+
+def test_explicit_gaussian_kernel_reads_like_crosstalk_sigma(client, scene_name):
+    # The server's Gaussian crosstalk with strength 1 and σ = 5 mm on the 1 cm grid covers
+    # ±ceil(3σ/pitch) = ±2 taxels (at most the grid): a 5×5 kernel. The same kernel built here
+    # and sent as crosstalk_kernel must give the same measured readings.
+    sigma = 0.5 * PITCH
+    spec = taxel.SceneSpec(scene_name, num_envs=1)
+    spec.robot("hand").link("pad")
+    spec.object("ball", shapes=[taxel.Sphere(BALL_R)])
+    grid = grid_3x3()
+    spec.add_sensor(taxel.ContactDepthProbe("by_sigma", link="pad", probe_local_pos=grid, probe_radius=PROBE_R,
+                                            crosstalk_strength=1.0, crosstalk_sigma=sigma))
+    kernel = taxel.gaussian_crosstalk_kernel(5, 5, sigma, PITCH)
+    spec.add_sensor(taxel.ContactDepthProbe("by_kernel", link="pad", probe_local_pos=grid, probe_radius=PROBE_R,
+                                            crosstalk_kernel=kernel))
+    scene = client.create_scene(spec)
+    r = scene.step(poses_xyzw([(0, 0, BALL_Z)]), dt=0.01, quat_order="xyzw", read=taxel.Read(ground_truth=True))
+    assert not np.allclose(r["by_sigma"].depth, r["by_sigma"].ground_truth.depth)  # crosstalk did act
+    np.testing.assert_allclose(r["by_kernel"].depth, r["by_sigma"].depth, rtol=1e-6, atol=1e-9)
+    # Border "zero" (Genesis): the centre taxel reads Σ_k K[k]·depth under it (cross-correlation).
+    expected_centre = float(np.sum(kernel[1:4, 1:4] * EXPECTED_DEPTH))
+    assert r["by_kernel"].depth[0, 1, 1] == pytest.approx(expected_centre, rel=1e-5)

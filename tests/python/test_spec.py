@@ -187,3 +187,59 @@ def test_scene_level_fields_are_checked_against_the_proto():
         taxel.SceneSpec("s", gravity=(0, 0, -9.81))
     with pytest.raises(TypeError, match="unknown field 'entities'"):
         taxel.SceneSpec("s", entities=[])
+
+
+def _sample_value(fd):
+    """A value of the field's type that is not its default."""
+    if fd.message_type is not None and fd.message_type.full_name == "taxel.v1.Tensor":
+        return np.full((3, 3), 0.5)
+    if fd.enum_type is not None:
+        return fd.enum_type.values[-1].name
+    if fd.type == fd.TYPE_BOOL:
+        return True
+    if fd.label == fd.LABEL_REPEATED:
+        return [0.25, 0.75]
+    if fd.type in (fd.TYPE_INT32, fd.TYPE_INT64):
+        return 3
+    return 0.125
+
+
+@pytest.mark.parametrize("kind, message", [
+    (taxel.KinematicTaxel, "kinematic_taxel"), (taxel.ElastomerTaxel, "elastomer"),
+    (taxel.ProximityTaxel, "proximity"), (taxel.ContactProbe, "contact_probe"),
+    (taxel.KinematicTaxel, "imperfections"), (taxel.ElastomerTaxel, "imperfections"),
+    (taxel.ProximityTaxel, "imperfections"), (taxel.ContactProbe, "imperfections"),
+    (taxel.ContactDepthProbe, "imperfections"),
+])
+def test_every_option_of_the_proto_is_reachable_by_keyword(kind, message):
+    # Each field of the kind's options message and of ImperfectionOptions, given flat by its proto
+    # name, lands in that message (so a new proto field needs no client change).
+    desc = scene_pb2.SensorSpec.DESCRIPTOR.fields_by_name[message].message_type
+    for fd in desc.fields:
+        if fd.message_type is not None and fd.message_type.full_name != "taxel.v1.Tensor":
+            continue  # nested messages: below
+        value = _sample_value(fd)
+        p = kind("s", link="pad", probe_local_pos=np.zeros((3, 3, 3)), probe_radius=0.001,
+                 **{fd.name: value}).to_proto()
+        got = getattr(getattr(p, message), fd.name)
+        if fd.message_type is not None:
+            assert list(got.shape) == [3, 3], fd.name
+        elif fd.label == fd.LABEL_REPEATED:
+            assert list(got) == value, fd.name
+        elif fd.enum_type is not None:
+            assert got == fd.enum_type.values[-1].number, fd.name
+        else:
+            assert got == value, fd.name
+
+
+def test_kinematic_taxel_nonlinear_law_by_object_or_dict():
+    law_fields = scene_pb2.NonlinearLawOptions.DESCRIPTOR.fields_by_name
+    values = {name: 0.5 + i for i, name in enumerate(law_fields)}  # every field of the law
+    for law in (taxel.NonlinearLaw(**values), values):
+        k = taxel.KinematicTaxel("s", link="pad", probe_local_pos=[[0, 0, 0]], probe_radius=0.001,
+                                 force_law="nonlinear", nonlinear_law=law).to_proto().kinematic_taxel
+        assert k.force_law == scene_pb2.NONLINEAR
+        assert {n: getattr(k.nonlinear_law, n) for n in law_fields} == values
+    # The contact matrix's pressure law takes the same object.
+    cm = taxel.SceneSpec("s", contact_bodies="all", contact_law=taxel.NonlinearLaw(**values)).to_proto()
+    assert {n: getattr(cm.contact_matrix.law, n) for n in law_fields} == values

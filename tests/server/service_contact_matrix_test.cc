@@ -327,7 +327,8 @@ class ReportedTest : public ContactMatrixTest {
         // env 1: thumb pushed both ways by the cup: the normal and friction parts cancel.
         {1, kThumb, kCup, {3, -4, 5}, {0, 0.5, 0}},
         {1, kThumb, kCup, {-3, 4, -5}, {0, -0.5, 0}},
-        // env 1: thumb from the index finger (a robot column; REPORTED does not mirror).
+        // env 1: thumb from the index finger (a robot column; the −force on the index is
+        // dropped: the index is no row).
         {1, kThumb, kIndex, {0, -6, 0}, {0.25, 0, 0}},
         // env 1: palm against the plate, an unselected partner: dropped.
         {1, kPalm, kPlate, {0, 0, 100}, {9, 9, 9}},
@@ -820,12 +821,12 @@ TEST_F(EstimatedTest, SphereOnTerrainAndSphereOnSphereMatchTheClosedForms) {
 }
 
 TEST_F(EstimatedTest, DefaultLawThroughTheWire) {
-  // No law options: k_p = 1e5, n = 1.5 (scene.proto). Sphere a with depth δ = 2 mm:
-  //   F_z = 2πR·k_p·δ^2.5/2.5 = 2π · 0.05 · 1e5 · (2e-3)^2.5 / 2.5 = 2.24794e-3 N.
+  // No law options: the pressure defaults k_p = 1e9, n = 1.5 (scene.proto). Sphere a, δ = 2 mm:
+  //   F_z = 2πR·k_p·δ^2.5/2.5 = 2π · 0.05 · 1e9 · (2e-3)^2.5 / 2.5 = 22.4794 N.
   MustCreate(SpheresSpec("default_law", /*explicit_law=*/false));
   const double delta = 2e-3;
-  const double F = 2 * kPi * kRa * 1e5 * std::pow(delta, 2.5) / 2.5;
-  EXPECT_NEAR(F, 2.24794e-3, 1e-8);
+  const double F = 2 * kPi * kRa * 1e9 * std::pow(delta, 2.5) / 2.5;
+  EXPECT_NEAR(F, 22.4794, 1e-4);
   // Env 0 as a one-env step ([1, 2, 7] poses), env 1 left unstepped.
   v1::StepRequest req = SpheresStep("default_law", {{0, 0, kRa - delta}, {1, 1, 1}});
   req.add_env_ids(0);

@@ -401,5 +401,37 @@ TEST_F(ServiceErrorsTest, ScenesAndProbesBeyondTheLimitsAreRefused) {
   EXPECT_EQ((*client)->ListScenes()->scenes_size(), 2);
 }
 
+// The contact matrix counts against the memory limit before anything is allocated.
+TEST_F(ServiceErrorsTest, ContactMatricesCountAgainstTheMemoryLimit) {
+  server::ServerOptions options = TestServerOptions();
+  options.limits.max_memory_bytes = 2 << 20;
+  auto limited = server::TaxelServer::Start(options);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  auto client = Client::Connect((*limited)->target());
+  ASSERT_TRUE(client.ok());
+  // A robot of 40 sphere links over a terrain, 64 envs. Every link × (terrain + 40 robot links),
+  // with friction: 64 · 40 · 41 · 3 · 4 · 2 = 2,519,040 bytes > 2 MiB = 2,097,152.
+  scene::SceneSpec spec;
+  spec.name = "humanoid";
+  spec.num_envs = 64;
+  std::vector<scene::LinkSpec> links;
+  for (int i = 0; i < 40; ++i) links.push_back(Link("l" + std::to_string(i), {SphereShape(0.05)}));
+  spec.entities.push_back(Entity("bot", scene::EntityKind::kRobot, links));
+  spec.entities.push_back(Entity("ground", scene::EntityKind::kTerrain, {Link("plane", {HalfSpaceShape()})}));
+  spec.contact_matrix.bodies = {"all"};
+  spec.contact_matrix.partners = {"terrain", "robot/*"};
+  spec.contact_matrix.friction = true;
+  auto refused = (*client)->CreateScene(ToWire(spec));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("memory limit of 2097152 bytes"));
+  EXPECT_EQ((*client)->ListScenes()->scenes_size(), 0);
+  // Two named feet against the terrain: 64 · 2 · 1 · 12 · 2 = 3,072 bytes fit.
+  spec.contact_matrix.bodies = {"l0", "l1"};
+  spec.contact_matrix.partners = {"terrain"};
+  auto created = (*client)->CreateScene(ToWire(spec));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->contact_matrix().bytes(), 64 * 2 * 1 * 12);
+}
+
 }  // namespace
 }  // namespace taxel::testing

@@ -3,7 +3,9 @@
 #include "core/common/rng.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -141,6 +143,52 @@ TEST(NormalTest, ExtremeWordsStayFinite) {
   const double z = NormalFromBits(0, 0);
   EXPECT_NEAR(z, std::sqrt(64.0 * std::log(2.0)), 1e-12);  // cos(0) = 1
   EXPECT_EQ(NormalFromBits(0xffffffffu, 0), 0.0);           // u1 = 1: radius 0
+}
+
+// FillStandardNormals against its documented formula, evaluated here in double with libm: block
+// b = (c0, c1, b, c3), word i → r = √(−2 ln((⌊w/4096⌋ + ½)/2^20)), θ = 2π((w mod 4096) + ½)/4096,
+// out[8b + 2i] = r cos θ, out[8b + 2i + 1] = r sin θ. Float series: |error| ≤ 2e-6·max(1, r).
+TEST(FillStandardNormalsTest, MatchesTheBoxMullerFormulaWordByWord) {
+  const Philox4x32 rng(99, 5);
+  std::vector<float> z(8 * 20 + 5);  // 20 full blocks and a partial one
+  FillStandardNormals(rng, 3, 4, 6, z.data(), z.size());
+  for (size_t b = 0; 8 * b < z.size(); ++b) {
+    const auto w = rng(3, 4, static_cast<uint32_t>(b), 6);
+    for (int i = 0; i < 4; ++i) {
+      const double r = std::sqrt(-2 * std::log(((w[i] >> 12) + 0.5) / 1048576.0));
+      const double theta = 2 * M_PI * ((w[i] & 4095u) + 0.5) / 4096.0;
+      const double tol = 2e-6 * std::max(1.0, r);
+      if (8 * b + 2 * i < z.size()) {
+        EXPECT_NEAR(z[8 * b + 2 * i], r * std::cos(theta), tol) << b << "/" << i;
+      }
+      if (8 * b + 2 * i + 1 < z.size()) {
+        EXPECT_NEAR(z[8 * b + 2 * i + 1], r * std::sin(theta), tol) << b << "/" << i;
+      }
+    }
+  }
+  // A shorter fill is a prefix of a longer one (the tail block is cut, not redrawn).
+  std::vector<float> shorter(13);
+  FillStandardNormals(rng, 3, 4, 6, shorter.data(), shorter.size());
+  for (size_t i = 0; i < shorter.size(); ++i) EXPECT_EQ(shorter[i], z[i]) << i;
+}
+
+TEST(FillStandardNormalsTest, MeanVarianceAndTailsOf1e5Draws) {
+  // Same 5σ bounds as NormalTest.MeanAndVarianceOf1e5Draws.
+  const Philox4x32 rng(12345, 12);
+  std::vector<float> z(kDraws);
+  FillStandardNormals(rng, 1, 2, 3, z.data(), z.size());
+  double sum = 0, sum2 = 0;
+  int beyond_two_sigma = 0;
+  for (float v : z) {
+    ASSERT_TRUE(std::isfinite(v));
+    ASSERT_LE(std::abs(v), 5.5f);  // √(2 ln 2^21) = 5.39: the radius cut
+    sum += v, sum2 += double{v} * v;
+    beyond_two_sigma += std::abs(v) > 2.0f;
+  }
+  const double mean = sum / kDraws, var = sum2 / kDraws - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 1.6e-2);
+  EXPECT_NEAR(var, 1.0, 2.3e-2);
+  EXPECT_NEAR(beyond_two_sigma / static_cast<double>(kDraws), std::erfc(2.0 / std::sqrt(2.0)), 3.3e-3);
 }
 
 }  // namespace

@@ -239,6 +239,24 @@ TEST_F(ContactMatrixReportedTest, AggregatesSelectedPairsPerEnv) {
   ExpectCell(M(), 1, 1, 0, {0, 0, 0});
 }
 
+// A contact acts on both links: reported as (terrain, foot) it lands on the foot's row with the
+// opposite sign; between base and foot it fills both robot cells, antisymmetrically.
+TEST_F(ContactMatrixReportedTest, ContactsActOnBothLinks) {
+  Add(0, ground_, foot_, {0, 0, -10});     // force on the ground: the foot gets (0, 0, 10)
+  Add(0, base_, foot_, {1, 2, 3}, {0, 1, 0});  // base: (1, 2, 3); foot: (−1, −2, −3)
+  Add(1, box_, base_, {0, 0, 5});          // box is no column: dropped on both sides
+  ASSERT_TRUE(Step().ok());
+  ExpectCell(M(), 0, 1, 0, {0, 0, 10});    // foot, terrain
+  ExpectCell(M(), 0, 0, 2, {1, 2, 3});     // base, robot/foot
+  ExpectCell(M(), 0, 1, 1, {-1, -2, -3});  // foot, robot/base
+  EXPECT_TRUE(FrictionCell(M(), 0, 1, 1).isApprox(Eigen::Vector3d(0, -1, 0), 1e-6));
+  float total = 0;
+  for (int e = 0; e < 2; ++e) {
+    for (int i = 0; i < M().rows() * M().cols() * 3; ++i) total += std::abs(M().normal(e)[i]);
+  }
+  EXPECT_FLOAT_EQ(total, 10 + 6 + 6);
+}
+
 // Many contacts on every cell, then a single one: no cell keeps a stale value (the matrix
 // clears what was written, however many contacts wrote it).
 TEST_F(ContactMatrixReportedTest, ManyContactsThenFewLeaveNoStaleCells) {
@@ -247,7 +265,9 @@ TEST_F(ContactMatrixReportedTest, ManyContactsThenFewLeaveNoStaleCells) {
   ASSERT_TRUE(Step().ok());
   float total = 0;
   for (float v : Snapshot()) total += v;
-  EXPECT_FLOAT_EQ(total, 60 - 20);  // the 20 self-contacts are dropped
+  // 20 against the terrain count +1 each; the 20 self-contacts are dropped; the 20 base/foot
+  // contacts act on both links (+1 on the body's row, −1 on the partner's): net 0.
+  EXPECT_FLOAT_EQ(total, 20);
   Clear();
   Add(1, base_, ground_, {0, 0, 2});
   ASSERT_TRUE(Step().ok());
