@@ -12,6 +12,7 @@
 
 #include "bench/bench_registry.h"
 #include "bench/grasp_scenario.h"
+#include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
 #include "core/geometry/mesh_generators.h"
@@ -74,44 +75,6 @@ PadScenario MakePadScenario(sensors::SensorSpec sensor, int grid, double pitch, 
   return s;
 }
 
-// Times Scene::Step of `spec` for every thread count; `extra` adds case-specific fields.
-void TimeScene(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses, geometry::MeshStore& meshes,
-               const std::function<void(Record&, const scene::Scene&)>& extra) {
-  double one_thread_ms = NAN;
-  for (int threads : ctx.thread_counts()) {
-    auto scene = scene::Scene::Create(spec, meshes);
-    TAXEL_CHECK(scene.ok());
-    ThreadPool pool(threads);
-    scene::StepInput in;
-    in.poses = poses;
-    in.quat_order = QuatOrder::kXyzw;
-    in.dt = 0.01;
-    Record r = ctx.NewRecord(threads, "ms");
-    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
-    ScaleSamples(&r, 1e3);
-    const double median_ms = Median(r.samples);
-    r.AddInt("envs", spec.num_envs);
-    extra(r, **scene);
-    if (threads == 1) one_thread_ms = median_ms;
-    if (threads > 1 && std::isfinite(one_thread_ms)) r.AddNumber("speedup_vs_1thread", one_thread_ms / median_ms);
-    ctx.Emit(r);
-  }
-}
-
-// Fraction of probes whose ground-truth `displacement` or `force` is non-zero.
-double ActiveFraction(const scene::Scene& scene) {
-  int64_t active = 0, total = 0;
-  for (const auto* s : scene.sensors()) {
-    const auto& o = s->outputs(sensors::Branch::kGroundTruth);
-    const std::vector<float>& v = !o.displacement.empty() ? o.displacement : o.force;
-    for (size_t k = 0; k + 2 < v.size(); k += 3) {
-      active += (v[k] != 0 || v[k + 1] != 0 || v[k + 2] != 0);
-      ++total;
-    }
-  }
-  return total ? static_cast<double>(active) / total : 0.0;
-}
-
 void RunElastomer(Context& ctx, bool fft) {
   constexpr int kGrid = 32;
   constexpr double kBallRadius = 0.02;
@@ -123,11 +86,11 @@ void RunElastomer(Context& ctx, bool fft) {
   // Indentation 0.5–2.0 mm at the ball's lowest point.
   const PadScenario p = MakePadScenario(s, kGrid, 0.001, kBallRadius,
                                         [](int e) { return kBallRadius - 0.0005 * (1 + e % 4); }, meshes);
-  TimeScene(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
+  TimeSceneSteps(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
     r.AddInt("taxels", static_cast<int64_t>(kSensorEnvs) * kGrid * kGrid);
     r.AddInt("indenter_triangles", 20480);
     r.AddString("dilation", fft ? "fft" : "direct");
-    r.AddNumber("active_fraction", ActiveFraction(scene));
+    r.AddNumber("active_fraction", NonZeroProbeFraction(scene));
   });
 }
 
@@ -147,10 +110,10 @@ void RunProximity(Context& ctx) {
   // Gap 1–4 mm between the pad and the ball's lowest point.
   const PadScenario p = MakePadScenario(s, kGrid, 0.0035, kBallRadius,
                                         [](int e) { return kBallRadius + 0.001 * (1 + e % 4); }, meshes);
-  TimeScene(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
+  TimeSceneSteps(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
     r.AddInt("taxels", static_cast<int64_t>(kSensorEnvs) * kGrid * kGrid);
     r.AddInt("sample_points", kPoints);
-    r.AddNumber("active_fraction", ActiveFraction(scene));
+    r.AddNumber("active_fraction", NonZeroProbeFraction(scene));
   });
 }
 

@@ -1,0 +1,47 @@
+#include "bench/scene_timing.h"
+
+#include <cmath>
+
+#include "core/common/check.h"
+#include "core/common/executor.h"
+
+namespace taxel::bench {
+
+void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
+                    const geometry::MeshStore& meshes,
+                    const std::function<void(Record&, const scene::Scene&)>& extra) {
+  double one_thread_ms = NAN;
+  for (int threads : ctx.thread_counts()) {
+    auto scene = scene::Scene::Create(spec, meshes);
+    TAXEL_CHECK(scene.ok());
+    ThreadPool pool(threads);
+    scene::StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    Record r = ctx.NewRecord(threads, "ms");
+    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
+    ScaleSamples(&r, 1e3);
+    const double median_ms = Median(r.samples);
+    r.AddInt("envs", spec.num_envs);
+    extra(r, **scene);
+    if (threads == 1) one_thread_ms = median_ms;
+    if (threads > 1 && std::isfinite(one_thread_ms)) r.AddNumber("speedup_vs_1thread", one_thread_ms / median_ms);
+    ctx.Emit(r);
+  }
+}
+
+double NonZeroProbeFraction(const scene::Scene& scene) {
+  int64_t active = 0, total = 0;
+  for (const auto* s : scene.sensors()) {
+    const auto& o = s->outputs(sensors::Branch::kGroundTruth);
+    const std::vector<float>& v = !o.displacement.empty() ? o.displacement : o.force;
+    for (size_t k = 0; k + 2 < v.size(); k += 3) {
+      active += (v[k] != 0 || v[k + 1] != 0 || v[k + 2] != 0);
+      ++total;
+    }
+  }
+  return total ? static_cast<double>(active) / total : 0.0;
+}
+
+}  // namespace taxel::bench
