@@ -25,9 +25,11 @@ double Integrate(const std::function<double(double)>& f, double a, double b) {
   if (!(b > a)) return 0;
   const double fa = f(a), fb = f(b), fm = f(0.5 * (a + b));
   const double whole = (b - a) / 6 * (fa + 4 * fm + fb);
-  // Scale from a few samples so that the tolerance is relative to the integral's size.
+  // Scale from 64 samples so that the tolerance is relative to the integral's size (a clamped
+  // pressure may be non-zero on a narrow band only; one narrower than b − a over 64 and missed by
+  // every sample carries a negligible share of the force).
   double scale = std::abs(whole);
-  for (int i = 1; i < 8; ++i) scale = std::max(scale, std::abs(f(a + (b - a) * i / 8.0)) * (b - a));
+  for (int i = 1; i < 64; ++i) scale = std::max(scale, std::abs(f(a + (b - a) * i / 64.0)) * (b - a));
   if (scale == 0) return 0;
   return AdaptiveSimpson(f, a, b, fa, fm, fb, whole, 1e-11 * scale, 40);
 }
@@ -195,21 +197,50 @@ void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const Pl
 double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed) {
   x0 = std::max(0.0, x0);
   if (!(x1 > x0)) return 0;
-  if (closing_speed >= 0) {
-    // No clamping when approaching or at rest: both terms integrate in closed form,
-    // ∫ k_p x^n = k_p x^(n+1)/(n+1) and ∫ S(x/d) = d(a³ − a⁴/2) (a = x/d ≤ 1), d/2 + x − d beyond.
-    const double d = law.damping_depth, n1 = law.exponent + 1;
-    auto G = [&](double x) {
-      const double a = x / d;
-      return a <= 1 ? d * (a * a * a - 0.5 * a * a * a * a) : 0.5 * d + (x - d);
-    };
-    return law.stiffness * (std::pow(x1, n1) - std::pow(x0, n1)) / n1 + law.damping * closing_speed * (G(x1) - G(x0));
+  // g(x) = k_p x^n + k_c S(x/d) v integrates in closed form: A(x) = k_p x^(n+1)/(n+1) + k_c v G(x)
+  // with G(x) = ∫ S(x/d) = d(a³ − a⁴/2) (a = x/d ≤ 1), d/2 + x − d beyond.
+  const double d = law.damping_depth, n = law.exponent, v = closing_speed;
+  auto A = [&](double x) {
+    const double a = x / d;
+    const double G = a <= 1 ? d * (a * a * a - 0.5 * a * a * a * a) : 0.5 * d + (x - d);
+    return law.stiffness * std::pow(x, n + 1) / (n + 1) + law.damping * v * G;
+  };
+  if (v >= 0 || law.damping == 0) return A(x1) - A(x0);  // g ≥ 0: no clamping
+  // Separating: max(0, g) is g where q(x) = S(x/d)/x^n < c = k_p/(k_c|v|), 0 elsewhere. q is
+  // decreasing for n ≥ 2; for n < 2 it rises to its peak at x* = 3(2 − n)d/(2(3 − n)) (≤ d) and
+  // falls after. So g > 0 on (0, r1) ∪ (r2, ∞), each root found by bisection on a monotone piece.
+  const double c = law.stiffness / (law.damping * -v);
+  auto q = [&](double x) {
+    const double a = std::min(x / d, 1.0);
+    return a * a * (3 - 2 * a) / std::pow(x, n);
+  };
+  // The x in [lo, hi] where q crosses c, q monotone on [lo, hi] (rising or falling).
+  auto root = [&](double lo, double hi) {
+    const bool rising = q(hi) > q(lo);
+    for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      ((q(mid) < c) == rising ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+  };
+  // Positive intervals of g within (0, ∞), as [start, end) pairs.
+  double intervals[2][2];
+  int count = 0;
+  // Beyond `far` nothing of [x0, x1] is left; below `tiny` a band contributes < 1e-24 of x1^(n+1).
+  const double far = 2 * std::max(x1, d), tiny = 1e-12 * far;
+  const double top = n < 2 ? 3 * (2 - n) * d / (2 * (3 - n)) : tiny;  // where q peaks (n ≥ 2: at 0+)
+  if (q(top) < c) {
+    intervals[count][0] = 0, intervals[count++][1] = INFINITY;  // g ≥ 0 everywhere
+  } else {
+    if (n < 2) intervals[count][0] = 0, intervals[count++][1] = q(tiny) < c ? root(tiny, top) : tiny;
+    intervals[count][0] = q(far) < c ? root(top, far) : far, intervals[count++][1] = INFINITY;
   }
-  auto p = [&](double x) { return NormalForce(law, x, closing_speed); };
-  // Split at d_max, where the damping ramp saturates (a kink).
-  const double d = law.damping_depth;
-  if (x0 < d && d < x1) return Integrate(p, x0, d) + Integrate(p, d, x1);
-  return Integrate(p, x0, x1);
+  double total = 0;
+  for (int i = 0; i < count; ++i) {
+    const double lo = std::max(x0, intervals[i][0]), hi = std::min(x1, intervals[i][1]);
+    if (hi > lo) total += A(hi) - A(lo);
+  }
+  return std::max(0.0, total);
 }
 
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {

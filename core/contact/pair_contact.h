@@ -13,12 +13,13 @@
 //
 //   pair                            method                                  accuracy vs the integral
 //   ------------------------------  --------------------------------------  -------------------------
-//   sphere – half-space             closed form: ∂A zone area is 2πR·du    exact (1e-9 quadrature)
-//   box – half-space, a face        closed form: face + sides               exact (1e-9 quadrature)
+//   sphere – half-space             closed form: ∂A zone area is 2πR·du    exact (antiderivative)
+//   box – half-space, a face        closed form: face + sides               exact (antiderivative)
 //     parallel to the plane
-//   capsule – half-space, axis      closed form: sphere zones + 2l·r∫dθ    exact (1e-9 quadrature)
-//     parallel or perpendicular
-//   sphere – sphere                 closed form on the axis of centres      exact (1e-9 quadrature)
+//   capsule – half-space, axis      closed form: sphere zones + 2l·r∫dθ    exact (antiderivative;
+//     parallel or perpendicular                                               the lying term by
+//                                                                             quadrature, 1e-11)
+//   sphere – sphere                 closed form on the axis of centres      exact (quadrature, 1e-11)
 //   curved primitive – half-space   sampled ∂A (one way)                    O(spacing²) once a few
 //     / heightfield                                                           samples span the patch:
 //                                                                             2 % at 5 mm (5 cm sphere
@@ -81,8 +82,9 @@ const char* PairMethod(const PlacedShape& a, const PlacedShape& b);
 
 PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b);
 
-/// ∫_{x0}^{x1} max(0, k_p x^n + k_c S(x/d_max) v_n) dx by adaptive Simpson quadrature (relative
-/// tolerance 1e-10): the pressure integrated over depth, the building block of the closed forms.
+/// ∫_{x0}^{x1} max(0, k_p x^n + k_c S(x/d_max) v_n) dx, exactly: the antiderivative of the
+/// unclamped law over the intervals where it is positive (their ends by bisection when the bodies
+/// separate). The pressure integrated over depth, the building block of the closed forms.
 double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed);
 
 }  // namespace taxel::contact

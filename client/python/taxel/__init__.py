@@ -12,16 +12,22 @@
     r = scene.step(poses, dt=0.01, quat_order="xyzw")   # poses [1024, 2, 7]
     r["skin"].force                                     # [1024, 16, 16, 3] float32, link frame, N
 
+Contact matrix: `taxel.SceneSpec(..., contact_bodies=["pad"], contact_partners=["object/*"])`, then
+`scene.step(..., read=taxel.Read(contact_matrix=True)).contact_matrix` or `scene.contact_matrix()`.
+
 See README.md ("Python client") and proto/taxel/v1/*.proto for the wire contract.
 """
 from taxel import plot
 from taxel.client import DEFAULT_MAX_MESSAGE_BYTES, Client
+from taxel.contact import ContactMatrixSpec, NonlinearLaw, ReportedContacts
+from taxel.crosstalk import gaussian_crosstalk_kernel
 from taxel.errors import (AbortedError, AlreadyExistsError, CancelledError, DataLossError, DeadlineExceededError,
                           FailedPreconditionError, FieldViolation, InternalError, InvalidArgumentError, NotFoundError,
                           OutOfRangeError, PermissionDeniedError, ResourceExhaustedError, TaxelError,
                           UnauthenticatedError, UnavailableError, UnimplementedError, UnknownError)
-from taxel.info import LinkInfo, Limits, MeshInfo, OutputInfo, SceneInfo, SensorInfo, ServerInfo
+from taxel.info import ContactMatrixInfo, LinkInfo, Limits, MeshInfo, OutputInfo, SceneInfo, SensorInfo, ServerInfo
 from taxel.layout import grid_points_on_plane
+from taxel.local_server import LocalServer
 from taxel.mesh import mesh_content_id
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import Read, Scene, StepStream
@@ -35,10 +41,10 @@ __all__ = [
     "Client", "DEFAULT_MAX_MESSAGE_BYTES", "Scene", "StepStream", "Read",
     "SceneSpec", "Entity", "Link", "Asset", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
     "Heightfield", "Mesh", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
-    "ProximityTaxel", "XYZW", "WXYZ",
+    "ProximityTaxel", "XYZW", "WXYZ", "ContactMatrixSpec", "NonlinearLaw", "ReportedContacts",
     "StepResult", "SensorResult", "Readings", "StepTiming", "ContactMatrix",
-    "ServerInfo", "Limits", "MeshInfo", "SceneInfo", "LinkInfo", "SensorInfo", "OutputInfo",
-    "grid_points_on_plane", "mesh_content_id", "plot",
+    "ServerInfo", "Limits", "MeshInfo", "SceneInfo", "LinkInfo", "SensorInfo", "OutputInfo", "ContactMatrixInfo",
+    "grid_points_on_plane", "gaussian_crosstalk_kernel", "mesh_content_id", "plot", "LocalServer",
     "TaxelError", "FieldViolation", "CancelledError", "UnknownError", "InvalidArgumentError", "DeadlineExceededError",
     "NotFoundError", "AlreadyExistsError", "PermissionDeniedError", "ResourceExhaustedError",
     "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError", "InternalError",

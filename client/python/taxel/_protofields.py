@@ -28,6 +28,8 @@ def _fill_message(msg, value, where: str) -> None:
             if k not in msg.DESCRIPTOR.fields_by_name:
                 raise TypeError(f"{where}: unknown field {k!r}; known: {', '.join(sorted(msg.DESCRIPTOR.fields_by_name))}")
             set_field(msg, k, v, where)
+    elif callable(getattr(value, "to_proto", None)):  # a client-side options object (taxel.NonlinearLaw)
+        msg.CopyFrom(value.to_proto())
     else:
         msg.CopyFrom(value)
 
@@ -35,8 +37,8 @@ def _fill_message(msg, value, where: str) -> None:
 def set_field(msg, name: str, value, where: str) -> None:
     """Assigns `value` to field `name` of `msg`, naming `where` in errors: scalars; enum names;
     lists or numpy arrays for repeated fields; numpy arrays (any real dtype, as FLOAT32/FLOAT64)
-    or a Tensor for Tensor fields; dicts or messages for message fields (lists of them when
-    repeated)."""
+    or a Tensor for Tensor fields; dicts, messages or objects with a `to_proto()` (taxel.NonlinearLaw)
+    for message fields (lists of them when repeated)."""
     fd = msg.DESCRIPTOR.fields_by_name[name]
     here = f"{where}.{name}"
     repeated = fd.label == fd.LABEL_REPEATED

@@ -75,6 +75,18 @@ class Client:
         else:
             self._channel = grpc.insecure_channel(target, options=channel_options)
         self._stub = service_pb2_grpc.TaxelStub(self._channel)
+        # Responses with readings are taken as the bytes gRPC received (no protobuf parse, no copy
+        # of the readings): StepResult/ContactMatrix.from_wire make numpy views into them.
+        service = "/" + service_pb2.DESCRIPTOR.services_by_name["Taxel"].full_name
+        self._raw = {
+            method: self._channel.unary_unary(f"{service}/{method}", request_serializer=request.SerializeToString,
+                                              response_deserializer=None)
+            for method, request in (("Step", service_pb2.StepRequest),
+                                    ("ReadSensors", service_pb2.ReadSensorsRequest),
+                                    ("GetContactMatrix", service_pb2.GetContactMatrixRequest))}
+        self._raw["StepStream"] = self._channel.stream_stream(
+            f"{service}/StepStream", request_serializer=service_pb2.StepRequest.SerializeToString,
+            response_deserializer=None)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
         self._lock = threading.Lock()
         self._meshes: Dict[str, "service_pb2.UploadMeshRequest"] = {}  # id -> request, for re-uploads
@@ -84,12 +96,13 @@ class Client:
     # --------------------------------------------------------------------------------------------
     # Plumbing
 
-    def _rpc(self, method: str, request, timeout="default"):
-        """Calls a unary RPC; gRPC errors become TaxelError subclasses."""
+    def _rpc(self, method: str, request, timeout="default", raw: bool = False):
+        """Calls a unary RPC; gRPC errors become TaxelError subclasses. `raw`: return the
+        response's serialized bytes (Step, ReadSensors, GetContactMatrix)."""
+        call = self._raw[method] if raw else getattr(self._stub, method)
         try:
-            return getattr(self._stub, method)(
-                request, timeout=self.timeout if timeout == "default" else timeout, metadata=self._metadata,
-                wait_for_ready=self.wait_for_ready)
+            return call(request, timeout=self.timeout if timeout == "default" else timeout, metadata=self._metadata,
+                        wait_for_ready=self.wait_for_ready)
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 

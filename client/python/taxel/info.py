@@ -3,14 +3,16 @@
 Each keeps the wire message it came from in `.proto`.
 """
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from functools import cached_property
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
 from taxel._pb import scene_pb2, service_pb2
 from taxel.tensors import DTYPES
 
-__all__ = ["Limits", "ServerInfo", "MeshInfo", "LinkInfo", "OutputInfo", "SensorInfo", "SceneInfo"]
+__all__ = ["Limits", "ServerInfo", "MeshInfo", "LinkInfo", "OutputInfo", "SensorInfo", "ContactMatrixInfo",
+           "SceneInfo"]
 
 
 def _kind_name(enum_type, value: int) -> str:
@@ -104,6 +106,31 @@ class SensorInfo:
 
 
 @dataclass(frozen=True)
+class ContactMatrixInfo:
+    """The contact matrix of a scene: its axes and size."""
+    rows: Tuple[str, ...]      # row b is rows[b]: robot links ("<link>", or "<entity>/<link>" when ambiguous)
+    columns: Tuple[str, ...]   # column p is columns[p]: "terrain", "robot/<row>", "object/<slot>", ...
+    source: str                # "estimated" or "reported"
+    friction: bool             # the friction matrix is kept too
+    bytes: int                 # E × B × P × 3 × 4, per matrix
+    row_index: Dict[str, int] = field(repr=False)     # row name -> row
+    column_index: Dict[str, int] = field(repr=False)  # column name -> column
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        """(B, P): rows and columns."""
+        return len(self.rows), len(self.columns)
+
+    @classmethod
+    def from_proto(cls, p) -> "ContactMatrixInfo":
+        return cls(tuple(p.rows), tuple(p.columns), _kind_name(scene_pb2.ContactSource, p.source), p.friction,
+                   p.bytes, {n: i for i, n in enumerate(p.rows)}, {n: i for i, n in enumerate(p.columns)})
+
+
+_AMBIGUOUS = -1
+
+
+@dataclass(frozen=True)
 class SceneInfo:
     name: str
     num_envs: int
@@ -114,13 +141,16 @@ class SceneInfo:
     step: int                       # steps taken so far
     memory_bytes: int
     proto: "service_pb2.SceneInfo" = field(repr=False, compare=False)
+    contact_matrix: Optional[ContactMatrixInfo] = None  # None when the scene has no contact matrix
 
     @classmethod
     def from_proto(cls, p) -> "SceneInfo":
         links = tuple(LinkInfo(l.name, l.index, l.entity, _kind_name(scene_pb2.EntityKind, l.kind), l.moving_index)
                       for l in p.links)
         sensors = {s.name: SensorInfo.from_proto(s) for s in p.sensors}
-        return cls(p.name, p.num_envs, p.seed, links, tuple(p.moving_links), sensors, p.step, p.memory_bytes, p)
+        cm = ContactMatrixInfo.from_proto(p.contact_matrix) if p.HasField("contact_matrix") else None
+        return cls(p.name, p.num_envs, p.seed, links, tuple(p.moving_links), sensors, p.step, p.memory_bytes, p,
+                   contact_matrix=cm)
 
     def link(self, name_or_index) -> Optional[LinkInfo]:
         """A link by "entity/link" name, bare link name or canonical index (None if unknown)."""
@@ -128,3 +158,61 @@ class SceneInfo:
             if name_or_index in (l.name, l.index) or l.name.split("/", 1)[-1] == name_or_index:
                 return l
         return None
+
+    @cached_property
+    def _link_names(self) -> Dict[str, int]:
+        """Every name a link answers to -> its index (_AMBIGUOUS when several links do). Full
+        names "entity/link" are unique; the other aliases: the bare link name, the entity name of a
+        single-link entity, and the contact-matrix column of the link ("terrain" for the first
+        terrain link, "robot/<link>" and "robot/<entity>/<link>", "<kind>/<entity>" for the first
+        link of an object, projectile or static entity)."""
+        aliases: Dict[str, List[int]] = {}
+
+        def add(name, index):
+            hits = aliases.setdefault(name, [])
+            if index not in hits:
+                hits.append(index)
+
+        per_entity: Dict[str, List[LinkInfo]] = {}
+        robot_bare: Dict[str, int] = {}
+        for l in self.links:
+            per_entity.setdefault(l.entity, []).append(l)
+            if l.kind == "robot":
+                bare = l.name.split("/", 1)[-1]
+                robot_bare[bare] = robot_bare.get(bare, 0) + 1
+        for l in self.links:
+            bare = l.name.split("/", 1)[-1]
+            add(bare, l.index)
+            if len(per_entity[l.entity]) == 1:
+                add(l.entity, l.index)
+            if l.kind == "robot":
+                add("robot/" + l.name, l.index)
+                if robot_bare[bare] == 1:
+                    add("robot/" + bare, l.index)
+        first_terrain = next((l.index for l in self.links if l.kind == "terrain"), None)
+        if first_terrain is not None and "terrain" not in aliases:
+            add("terrain", first_terrain)  # every terrain link falls in the "terrain" column
+        for entity, links in per_entity.items():
+            if links[0].kind in ("object", "projectile", "static"):
+                add(f"{links[0].kind}/{entity}", links[0].index)
+        out = {name: (hits[0] if len(hits) == 1 else _AMBIGUOUS) for name, hits in aliases.items()}
+        out.update({l.name: l.index for l in self.links})  # full names win
+        return out
+
+    def link_index(self, name, field: str = "link") -> int:
+        """The canonical index of a link given by index, full name "entity/link", bare link name or
+        single-link entity name (when unambiguous), or contact-matrix column name ("terrain",
+        "object/ball", "robot/pad"). ValueError naming `field` when unknown or ambiguous."""
+        if not isinstance(name, str):
+            index = int(name)
+            if not 0 <= index < len(self.links):
+                raise ValueError(f"{field}: link index {index} out of range [0, {len(self.links)})")
+            return index
+        index = self._link_names.get(name)
+        if index is None:
+            known = ", ".join(l.name for l in self.links[:12]) + (", ..." if len(self.links) > 12 else "")
+            raise ValueError(f"{field}: no link named {name!r} in scene {self.name!r}; links: {known}")
+        if index == _AMBIGUOUS:
+            matches = [l.name for l in self.links if l.name.split("/", 1)[-1] == name or l.entity == name]
+            raise ValueError(f"{field}: {name!r} is ambiguous ({', '.join(matches)}); use the full 'entity/link' name")
+        return index

@@ -7,14 +7,17 @@
     r["tip"].depth, r["tip"].contact    # [E, n] float32, [E, n] bool
 
 Every array is a zero-copy `numpy.frombuffer` view over the bytes of the response (read-only; see
-taxel.tensors). The first axis follows `env_ids`.
+taxel.tensors; a step's arrays are views into the one bytes object gRPC received, see
+taxel/_wire.py). The first axis follows `env_ids`.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Mapping, Optional
 
 import numpy as np
 
 from taxel._pb import service_pb2
+from taxel._wire import parse_contact_matrix_response, parse_read_response, parse_step_response
+from taxel.contact import names_matching
 from taxel.tensors import decode
 
 __all__ = ["StepTiming", "Readings", "SensorResult", "StepResult", "ContactMatrix"]
@@ -119,12 +122,15 @@ class SensorResult:
 class StepResult(Mapping):
     """The readings of a step (or a read): a mapping sensor name -> SensorResult, with the scene's
     step count after the step (`step`), the envs of the first axis (`env_ids`, int32), the echoed
-    stream `sequence` and the server's `timing` (None for reads)."""
+    stream `sequence`, the server's `timing` (None for reads) and `contact_matrix` (a
+    ContactMatrix of the stepped envs when the step's read asked for it, else None)."""
 
     def __init__(self, step: int, env_ids: np.ndarray, sensors: Dict[str, SensorResult],
-                 timing: Optional[StepTiming] = None, sequence: Optional[int] = None):
+                 timing: Optional[StepTiming] = None, sequence: Optional[int] = None,
+                 contact_matrix: Optional["ContactMatrix"] = None):
         self.step, self.env_ids, self.timing, self.sequence = step, env_ids, timing, sequence
         self.sensors = sensors
+        self.contact_matrix = contact_matrix
 
     @classmethod
     def from_proto(cls, resp) -> "StepResult":
@@ -139,12 +145,35 @@ class StepResult(Mapping):
         sensors = {name: SensorResult(name, ids[name], b.get("measured"), b.get("ground_truth"))
                    for name, b in branches.items()}
         env_ids = np.array(resp.env_ids, dtype=np.int32)
-        timing = sequence = None
+        timing = sequence = matrix = None
         if isinstance(resp, service_pb2.StepResponse):
             t = resp.timing
             timing = StepTiming(t.decode_us, t.evaluate_us, t.encode_us, t.queue_us)
             sequence = resp.sequence
-        return cls(resp.step, env_ids, sensors, timing, sequence)
+            if resp.HasField("contact_matrix"):
+                matrix = ContactMatrix.from_proto(resp.contact_matrix)
+        return cls(resp.step, env_ids, sensors, timing, sequence, matrix)
+
+    @classmethod
+    def from_wire(cls, buf: bytes, read: bool = False) -> "StepResult":
+        """The StepResult of a serialized taxel.v1.StepResponse (or ReadSensorsResponse with
+        `read`), its arrays views into `buf` itself (see taxel/_wire.py): the same result as
+        `from_proto(StepResponse.FromString(buf))` without copying the readings."""
+        p = parse_read_response(buf) if read else parse_step_response(buf)
+        branches: Dict[str, Dict[str, Readings]] = {}
+        ids: Dict[str, int] = {}
+        for sensor, sensor_id, branch_code, channels in p["readings"]:
+            branch = "ground_truth" if branch_code == service_pb2.GROUND_TRUTH else "measured"
+            ordered = {name: channels[name] for name in sorted(channels, key=_channel_rank)}
+            branches.setdefault(sensor, {})[branch] = Readings(branch, ordered)
+            ids[sensor] = sensor_id
+        sensors = {name: SensorResult(name, ids[name], b.get("measured"), b.get("ground_truth"))
+                   for name, b in branches.items()}
+        env_ids = p["env_ids"].astype(np.int32)
+        if read:
+            return cls(p["step"], env_ids, sensors)
+        matrix = None if p["contact_matrix"] is None else ContactMatrix._from_parts(*p["contact_matrix"])
+        return cls(p["step"], env_ids, sensors, StepTiming(*p["timing"]), p["sequence"], matrix)
 
     def __getitem__(self, sensor: str) -> SensorResult:
         try:
@@ -159,21 +188,101 @@ class StepResult(Mapping):
         return len(self.sensors)
 
     def __repr__(self):
-        return f"StepResult(step={self.step}, envs={len(self.env_ids)}, sensors={list(self.sensors)})"
+        cm = "" if self.contact_matrix is None else ", contact_matrix"
+        return f"StepResult(step={self.step}, envs={len(self.env_ids)}, sensors={list(self.sensors)}{cm})"
 
 
 @dataclass(frozen=True)
 class ContactMatrix:
-    """Partner-resolved contact forces: `normal` [E, B, P, 3] float32 (N, world axes, force on the
-    body), `friction` (same shape, when requested), with the env ids, row (body) and column
-    (partner) names of the axes."""
+    """Partner-resolved contact forces (a slice of the scene's contact matrix).
+
+    Attributes:
+      env_ids: [E] int32, the envs of the first axis, in the order requested.
+      rows: the B body (row) names of the second axis; `row_index` maps them to their index here.
+      columns: the P partner (column) names of the third axis; `column_index` likewise.
+      normal: [E, B, P, 3] float32, N, world axes: the summed normal force on the body from that
+        partner (opposing contacts cancel). A zero-copy, read-only view of the response.
+      friction: the friction part, same shape, when requested (None otherwise).
+
+    `in_contact`, `any_contact` and `net_force` reduce it the way RL code usually does.
+    """
     env_ids: np.ndarray
     rows: List[str]
     columns: List[str]
     normal: np.ndarray
     friction: Optional[np.ndarray]
+    row_index: Dict[str, int] = field(init=False, repr=False, compare=False)
+    column_index: Dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "row_index", {n: i for i, n in enumerate(self.rows)})
+        object.__setattr__(self, "column_index", {n: i for i, n in enumerate(self.columns)})
 
     @classmethod
     def from_proto(cls, p) -> "ContactMatrix":
         return cls(np.array(p.env_ids, dtype=np.int32), list(p.rows), list(p.columns), decode(p.normal),
                    decode(p.friction) if p.HasField("friction") else None)
+
+    @classmethod
+    def from_wire(cls, buf: bytes) -> "ContactMatrix":
+        """From a serialized GetContactMatrixResponse; the arrays are views into `buf`."""
+        return cls._from_parts(*parse_contact_matrix_response(buf))
+
+    @classmethod
+    def _from_parts(cls, env_ids, rows, columns, normal, friction) -> "ContactMatrix":
+        return cls(env_ids.astype(np.int32), rows, columns, normal, friction)
+
+    def _select(self, names, axis_names: List[str], what: str) -> Optional[np.ndarray]:
+        if names is None:
+            return None
+        if isinstance(names, str):
+            names = [names]
+        picked: List[int] = []
+        for name in names:
+            hits = names_matching(name, axis_names)
+            if not hits:
+                raise ValueError(f"{what}: {name!r} matches none of {axis_names}")
+            picked += [h for h in hits if h not in picked]
+        return np.array(sorted(picked), dtype=np.intp)
+
+    def _sliced(self, partners, bodies, friction: bool) -> np.ndarray:
+        f = self.normal
+        if friction:
+            if self.friction is None:
+                raise ValueError("friction=True: this contact matrix has no friction part (read it with friction=True "
+                                 "from a scene whose contact matrix keeps friction)")
+            f = f + self.friction
+        rows = self._select(bodies, self.rows, "bodies")
+        cols = self._select(partners, self.columns, "partners")
+        if rows is not None:
+            f = f[:, rows]
+        if cols is not None:
+            f = f[:, :, cols]
+        return f
+
+    def in_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+        """[E, B] bool: whether some selected partner pushes on the body with more than `threshold`
+        newtons — any over the selected columns p of |F[e, b, p]| > threshold (the Euclidean norm
+        of each cell; strictly greater, so threshold 0 means "any non-zero force").
+
+        `partners`, `bodies`: column / row names or globs (`*`, `?`), a str or a list (default all);
+        the result keeps the selected rows in this matrix's order. `friction`: use the total force
+        (normal + friction) instead of the normal part. ValueError for a name matching nothing or a
+        negative threshold."""
+        threshold = float(threshold)
+        if not threshold >= 0:
+            raise ValueError(f"threshold: expected a force >= 0 (N), got {threshold}")
+        f = self._sliced(partners, bodies, friction)
+        return np.any(np.linalg.norm(f, axis=-1) > threshold, axis=-1)
+
+    def any_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+        """[E] bool: in_contact(...) of any selected body (e.g. "the robot touches the object")."""
+        return np.any(self.in_contact(threshold, partners, bodies, friction), axis=-1)
+
+    def net_force(self, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+        """[E, B, 3] float32: the force on each body summed over the selected partners (N, world)."""
+        return self._sliced(partners, bodies, friction).sum(axis=2, dtype=np.float32)
+
+    def __repr__(self):
+        fr = "" if self.friction is None else ", friction"
+        return f"ContactMatrix(envs={len(self.env_ids)}, rows={self.rows}, columns={self.columns}{fr})"

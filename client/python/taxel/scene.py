@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import grpc
 
 from taxel._pb import service_pb2
+from taxel.contact import fill_contacts
 from taxel.errors import NotFoundError, TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, StepResult
@@ -27,24 +28,30 @@ class Read:
       channels: channel names, e.g. ["force"] (default: every channel of each sensor).
       measured: include the measured branch (with imperfections).
       ground_truth: include the clean branch (`result[s].ground_truth`).
-      none: return no readings at all (a pure state update; the cheapest step).
+      none: return no sensor readings at all (a pure state update; the cheapest step).
+      contact_matrix: steps only: also return the contact matrix of the stepped envs
+        (`result.contact_matrix`, with the friction part when the scene keeps it); combines with
+        none=True for the matrix alone. FailedPreconditionError for a scene without a matrix.
 
     `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
     """
 
     def __init__(self, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
-                 measured: bool = True, ground_truth: bool = False, none: bool = False):
+                 measured: bool = True, ground_truth: bool = False, none: bool = False,
+                 contact_matrix: bool = False):
         if isinstance(sensors, str) or isinstance(channels, str):
             raise TypeError("Read: sensors and channels are lists of names")
         if not (measured or ground_truth or none):
             raise ValueError("Read: ask for the measured branch, the ground truth, or none=True")
         self.sensors, self.channels = list(sensors or []), list(channels or [])
         self.measured, self.ground_truth, self.none = measured, ground_truth, none
+        self.contact_matrix = bool(contact_matrix)
 
     def fill(self, out: "service_pb2.ReadSpec") -> None:
         out.sensors[:] = self.sensors
         out.channels[:] = self.channels
         out.none = self.none
+        out.contact_matrix = self.contact_matrix
         branches = ([service_pb2.MEASURED] if self.measured else []) + \
                    ([service_pb2.GROUND_TRUTH] if self.ground_truth else [])
         if branches != [service_pb2.MEASURED]:
@@ -52,7 +59,7 @@ class Read:
 
     def __repr__(self):
         return (f"Read(sensors={self.sensors}, channels={self.channels}, measured={self.measured}, "
-                f"ground_truth={self.ground_truth}, none={self.none})")
+                f"ground_truth={self.ground_truth}, none={self.none}, contact_matrix={self.contact_matrix})")
 
 
 def _fill_read(read, out: "service_pb2.ReadSpec") -> None:
@@ -105,10 +112,10 @@ class Scene:
     # --------------------------------------------------------------------------------------------
     # Plumbing
 
-    def _call(self, method: str, request, timeout="default"):
+    def _call(self, method: str, request, timeout="default", raw: bool = False):
         for attempt in (0, 1):
             try:
-                return self._client._rpc(method, request, timeout)
+                return self._client._rpc(method, request, timeout, raw)
             except NotFoundError as e:
                 if attempt == 1 or not self._recreate_after(e):
                     raise
@@ -152,7 +159,12 @@ class Scene:
     # --------------------------------------------------------------------------------------------
     # Steps
 
-    def _step_request(self, poses, twists, dt, env_ids, quat_order, read) -> "service_pb2.StepRequest":
+    def link_index(self, name, field: str = "link") -> int:
+        """The canonical link index of `name` (see SceneInfo.link_index), from the last info."""
+        return self._info.link_index(name, field)
+
+    def _step_request(self, poses, twists, dt, env_ids, quat_order, read,
+                      contacts=None) -> "service_pb2.StepRequest":
         order = quat_order_enum(quat_order if quat_order is not None else self.quat_order)
         dt = dt if dt is not None else self.dt
         if dt is None:
@@ -167,10 +179,12 @@ class Scene:
         if twists is not None:
             encode_real(twists, req.twists)
         _fill_read(read, req.read)
+        if contacts is not None:
+            fill_contacts(contacts, req.contacts, self._info.link_index)
         return req
 
     def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None) -> StepResult:
+             read=None, contacts=None) -> StepResult:
         """One simulation step: link poses in, readings out (unary Step).
 
         Args:
@@ -184,13 +198,19 @@ class Scene:
           env_ids: the envs of the poses' first axis, in that order (default all, in order).
           quat_order: "xyzw" or "wxyz" (required, here or on the scene): ValueError if missing.
           read: a taxel.Read, a dict of its arguments, False for no readings, None for all
-            sensors' measured readings.
+            sensors' measured readings. `Read(contact_matrix=True)` adds `result.contact_matrix`.
+          contacts: REPORTED contact matrix only: the simulator's contacts of this step, a
+            taxel.ReportedContacts or a dict with its keys — env [K], body [K], partner [K] (link
+            indices or names), force [K, 3] (N, world, on the body), optional friction [K, 3].
+            The stepped envs' rows are cleared, then the contacts of selected pairs are summed;
+            without contacts the stepped envs read zero.
 
         Returns a StepResult of zero-copy read-only numpy arrays. Errors: InvalidArgumentError
-        (`.field_violations` name "poses", "dt", ...), OutOfRangeError (env id), NotFoundError.
+        (`.field_violations` name "poses", "dt", "contacts.body[3]", ...), OutOfRangeError (env id),
+        NotFoundError; ValueError for a link name the scene does not have.
         """
-        req = self._step_request(poses, twists, dt, env_ids, quat_order, read)
-        return StepResult.from_proto(self._call("Step", req))
+        req = self._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
+        return StepResult.from_wire(self._call("Step", req, raw=True))
 
     def stream(self, timeout: Optional[float] = None) -> "StepStream":
         """A bidirectional StepStream for per-step streaming (one request, one response, in order):
@@ -217,12 +237,12 @@ class Scene:
                 raise ValueError("env_ids: empty; pass None to read every env")
             req.env_ids[:] = envs
         Read(sensors, channels, measured=measured, ground_truth=ground_truth).fill(req.read)
-        return StepResult.from_proto(self._call("ReadSensors", req))
+        return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
 
     def reset(self, env_ids=None) -> None:
         """Clears the per-env state (triggers, velocity history) of `env_ids` (default all envs);
-        their readings read 0 until the next step. An empty env_ids resets nothing (so that
-        `reset(np.nonzero(done)[0])` is safe when no env is done)."""
+        their readings and contact-matrix rows read 0 until the next step. An empty env_ids resets
+        nothing (so that `reset(np.nonzero(done)[0])` is safe when no env is done)."""
         envs = _env_list(env_ids)
         if envs is not None and not envs:
             return
@@ -230,12 +250,30 @@ class Scene:
 
     def contact_matrix(self, env_ids=None, rows: Optional[Sequence[str]] = None,
                        columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
-        """Partner-resolved contact forces [E, B, P, 3] (N, world). The server does not have the
-        contact matrix yet and answers UNIMPLEMENTED: this raises taxel.UnimplementedError."""
-        req = service_pb2.GetContactMatrixRequest(scene=self.name, env_ids=_env_list(env_ids) or [],
-                                                  rows=list(rows or []), columns=list(columns or []),
-                                                  friction=friction)
-        return ContactMatrix.from_proto(self._call("GetContactMatrix", req))
+        """The latest partner-resolved contact forces (GetContactMatrix), without stepping.
+
+        Args:
+          env_ids: the envs wanted, in that order (default all, in order).
+          rows: body names (exact row names, see `info().contact_matrix.rows`), in the order
+            wanted (default every row).
+          columns: partner names (exact column names), in the order wanted (default every column).
+          friction: also return the friction matrix (FailedPreconditionError when the scene does
+            not keep it).
+
+        Returns a ContactMatrix: `normal` [E, B, P, 3] float32 (N, world axes, force on the body)
+        as a zero-copy read-only view, `row_index`/`column_index` name -> index maps. Rows of envs
+        reset since their last step read zero. Errors: FailedPreconditionError (no contact matrix
+        in the scene), InvalidArgumentError naming "rows[i]"/"columns[i]" for a name that is not in
+        the matrix, OutOfRangeError (env id)."""
+        for what, names in (("rows", rows), ("columns", columns)):
+            if isinstance(names, str):
+                raise TypeError(f"{what}: expected a list of names, got the string {names!r}")
+        envs = _env_list(env_ids)
+        if envs is not None and not envs:
+            raise ValueError("env_ids: empty; pass None for every env")
+        req = service_pb2.GetContactMatrixRequest(scene=self.name, env_ids=envs or [], rows=list(rows or []),
+                                                  columns=list(columns or []), friction=friction)
+        return ContactMatrix.from_wire(self._call("GetContactMatrix", req, raw=True))
 
     # --------------------------------------------------------------------------------------------
     # Sensors and lifetime
@@ -330,8 +368,8 @@ class StepStream:
 
         client = self._scene._client
         self._queue = q
-        self._responses = client._stub.StepStream(requests(), timeout=self._timeout, metadata=client._metadata,
-                                                  wait_for_ready=client.wait_for_ready)
+        self._responses = client._raw["StepStream"](requests(), timeout=self._timeout, metadata=client._metadata,
+                                                    wait_for_ready=client.wait_for_ready)
 
     def _end_requests(self) -> None:
         if self._queue is not None:
@@ -348,9 +386,9 @@ class StepStream:
         return self._sequence
 
     def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None) -> StepResult:
+             read=None, contacts=None) -> StepResult:
         """Like Scene.step, over the stream."""
-        req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read)
+        req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
         with self._lock:
             for attempt in (0, 1):
                 if self._responses is None:
@@ -373,11 +411,12 @@ class StepStream:
                         self._open()
                         continue
                     raise err from None
-                if resp.sequence != req.sequence:  # pragma: no cover - a server bug
+                result = StepResult.from_wire(resp)
+                if result.sequence != req.sequence:  # pragma: no cover - a server bug
                     self.cancel()
-                    raise TaxelError(f"step stream: response sequence {resp.sequence} for request {req.sequence}",
+                    raise TaxelError(f"step stream: response sequence {result.sequence} for request {req.sequence}",
                                      code=grpc.StatusCode.INTERNAL)
-                return StepResult.from_proto(resp)
+                return result
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:

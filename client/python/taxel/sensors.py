@@ -145,7 +145,9 @@ class KinematicTaxel(Sensor):
     """Spring–damper force and torque per probe (link frame, N, N·m):
     F = k_n·s·n + c_n·s·v_n·n − k_t·v_t, s = depth^p; T = p_local × F − k_tw·ω_n·n. Options:
     normal_stiffness (k_n, 1000), normal_damping (c_n, 1), exponent (p, 1), shear_damping (k_t, 1),
-    twist_damping (k_tw, 1). Channels: force, torque."""
+    twist_damping (k_tw, 1). Or the nonlinear law (DESIGN §5) as a force law:
+    `force_law="nonlinear", nonlinear_law=taxel.NonlinearLaw(stiffness=..., exponent=...)` (or a
+    dict); the twist term keeps k_tw. Channels: force, torque."""
     kind = scene_pb2.KINEMATIC_TAXEL
 
 

@@ -7,6 +7,7 @@
     spec.terrain(shapes=[taxel.HalfSpace()], pos=(0, 0, -0.5))
     spec.add_sensor(taxel.KinematicTaxel("skin", link="pad", probe_local_pos=grid,
                                          probe_radius=0.002, normal_stiffness=2000))
+    spec.set_contact_matrix(bodies=["pad"], partners=["terrain", "object/ball"])   # optional
 
 Units are SI (m, s, N); a link's shapes and a sensor's probes are in that link's frame. Shapes and
 poses: taxel/shapes.py; sensors and how their keyword options map onto the proto: taxel/sensors.py.
@@ -17,6 +18,7 @@ import numpy as np
 
 from taxel._pb import scene_pb2
 from taxel._protofields import set_field
+from taxel.contact import CONTACT_SPEC_KEYWORDS, ContactMatrixSpec, NonlinearLaw
 from taxel.sensors import (ContactDepthProbe, ContactProbe, ElastomerTaxel, KinematicTaxel, ProximityTaxel,
                            Sensor)
 from taxel.shapes import (WXYZ, XYZW, Box, Capsule, Cylinder, HalfSpace, Heightfield, Mesh, MeshResolver, Shape,
@@ -25,7 +27,7 @@ from taxel.shapes import (WXYZ, XYZW, Box, Capsule, Cylinder, HalfSpace, Heightf
 __all__ = [
     "XYZW", "WXYZ", "quat_order_enum", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
     "Heightfield", "Mesh", "Link", "Asset", "Entity", "Sensor", "ContactProbe", "ContactDepthProbe",
-    "KinematicTaxel", "ElastomerTaxel", "ProximityTaxel", "SceneSpec",
+    "KinematicTaxel", "ElastomerTaxel", "ProximityTaxel", "SceneSpec", "ContactMatrixSpec", "NonlinearLaw",
 ]
 
 # ------------------------------------------------------------------------------------------------
@@ -158,30 +160,82 @@ class Entity:
 # The scene
 
 
-_SCENE_CORE_FIELDS = ("name", "num_envs", "seed", "entities", "sensors")
+_SCENE_CORE_FIELDS = ("name", "num_envs", "seed", "entities", "sensors", "contact_matrix")
 
 
 class SceneSpec:
-    """A scene: `num_envs` parallel environments, a `seed`, entities and sensors.
+    """A scene: `num_envs` parallel environments, a `seed`, entities, sensors and optionally the
+    partner-resolved contact matrix.
 
     Links are numbered entity by entity, link by link, in the order they are added; the scene info
     (`Scene.info().moving_links`) gives the order of the poses' second axis.
+
+    Contact matrix (DESIGN §5; see taxel.ContactMatrixSpec for the details), by keywords:
+      contact_bodies: robot link names or globs, or "all" — the rows (required to have a matrix);
+      contact_partners: "terrain", "robot/<link>", "object/<slot>", "projectile/<slot>",
+        "static/<name>" or globs — the columns (default ["terrain"]);
+      contact_source: "estimated" (default: Taxel computes the forces) or "reported" (the
+        simulator sends its contacts with each step);
+      contact_friction: also keep the friction matrix (default False);
+      contact_law: ESTIMATED pressure law, a taxel.NonlinearLaw or a dict of its options;
+      contact_sample_spacing: ESTIMATED surface sampling step (m) for pairs without a closed form.
+    or `contact_matrix=` a taxel.ContactMatrixSpec / a dict of the proto's field names, or later
+    with `set_contact_matrix(...)`.
     """
 
-    def __init__(self, name: str, num_envs: int = 1, seed: int = 0, **fields):
+    def __init__(self, name: str, num_envs: int = 1, seed: int = 0, contact_bodies=None, contact_partners=None,
+                 contact_source=None, contact_friction=None, contact_law=None, contact_sample_spacing=None,
+                 contact_matrix=None, **fields):
         self.name, self.num_envs, self.seed = name, int(num_envs), int(seed)
         self.entities: List[Entity] = []
         self.sensors: List[Sensor] = []
+        self.contact_matrix: Optional[ContactMatrixSpec] = None
+        contact_kw = {k: v for k, v in (("contact_bodies", contact_bodies), ("contact_partners", contact_partners),
+                                         ("contact_source", contact_source), ("contact_friction", contact_friction),
+                                         ("contact_law", contact_law),
+                                         ("contact_sample_spacing", contact_sample_spacing)) if v is not None}
+        if contact_matrix is not None and contact_kw:
+            raise TypeError("SceneSpec: give the contact matrix either as contact_matrix= or with the contact_* "
+                            "keywords, not both")
+        if contact_kw:
+            if "contact_bodies" not in contact_kw:
+                raise ValueError(f"SceneSpec: {', '.join(contact_kw)} without contact_bodies; the contact matrix "
+                                 "needs its rows (robot link names, globs or 'all')")
+            self.set_contact_matrix(**{CONTACT_SPEC_KEYWORDS[k]: v for k, v in contact_kw.items()})
+        elif contact_matrix is not None:
+            self.set_contact_matrix(contact_matrix)
         # Other taxel.v1.SceneSpec fields by name (dicts for messages), e.g. scene-level options
         # added to the proto later.
         known = [f for f in scene_pb2.SceneSpec.DESCRIPTOR.fields_by_name if f not in _SCENE_CORE_FIELDS]
         for key in fields:
             if key not in known:
-                raise TypeError(f"SceneSpec: unknown field {key!r}; accepted: {', '.join(known) or 'none'}")
+                accepted = known + ["contact_matrix"] + list(CONTACT_SPEC_KEYWORDS)
+                raise TypeError(f"SceneSpec: unknown field {key!r}; accepted: {', '.join(accepted)}")
         self.fields = dict(fields)
         probe = scene_pb2.SceneSpec()
         for key, value in self.fields.items():
             set_field(probe, key, value, "SceneSpec")  # validates the values now
+
+    def set_contact_matrix(self, bodies, partners=("terrain",), source="estimated", friction: bool = False,
+                           law=None, sample_spacing: Optional[float] = None) -> ContactMatrixSpec:
+        """Sets (or replaces) the scene's contact matrix and returns it; the arguments are those of
+        taxel.ContactMatrixSpec. `bodies` may also be a ContactMatrixSpec, a dict of the proto's
+        field names, or a taxel.v1.ContactMatrixSpec; None removes the matrix."""
+        if bodies is None:
+            self.contact_matrix = None
+            return None
+        if isinstance(bodies, ContactMatrixSpec):
+            cm = bodies
+        elif isinstance(bodies, dict):
+            cm = ContactMatrixSpec.from_dict(bodies)
+        elif isinstance(bodies, scene_pb2.ContactMatrixSpec):
+            cm = ContactMatrixSpec(list(bodies.bodies), list(bodies.partners) or ["terrain"], bodies.source,
+                                   bodies.friction, bodies.law if bodies.HasField("law") else None,
+                                   bodies.sample_spacing or None)
+        else:
+            cm = ContactMatrixSpec(bodies, partners, source, friction, law, sample_spacing)
+        self.contact_matrix = cm
+        return cm
 
     def add_entity(self, entity: Entity) -> Entity:
         if not isinstance(entity, Entity):
@@ -249,13 +303,16 @@ class SceneSpec:
             out.entities.append(e.to_proto(resolve_mesh))
         for s in self.sensors:
             out.sensors.append(s.to_proto())
+        if self.contact_matrix is not None:
+            self.contact_matrix.to_proto(out.contact_matrix)
         for key, value in self.fields.items():
             set_field(out, key, value, "SceneSpec")
         return out
 
     def __repr__(self):
+        cm = "" if self.contact_matrix is None else f", contact_matrix={self.contact_matrix!r}"
         return (f"SceneSpec({self.name!r}, num_envs={self.num_envs}, seed={self.seed}, "
-                f"entities={self.entities!r}, sensors={[s.name for s in self.sensors]})")
+                f"entities={self.entities!r}, sensors={[s.name for s in self.sensors]}{cm})")
 
 
 SpecLike = Union[SceneSpec, "scene_pb2.SceneSpec"]

@@ -6,10 +6,14 @@ conversion); other real types become float64. The bytes are taken with one `toby
 C-contiguous little-endian array (a copy only when the input is strided or big-endian); protobuf
 then copies them once more into the message.
 
-Incoming arrays: `numpy.frombuffer` over the tensor's `bytes` object, reshaped — a zero-copy,
-read-only view (`arr.flags.writeable` is False; `arr.base` leads to the bytes object). Copy it
-(`arr.copy()`) to modify it or to keep it without keeping the whole response alive.
+Incoming arrays: `numpy.frombuffer` over bytes, reshaped — a zero-copy, read-only view
+(`arr.flags.writeable` is False; `arr.base` leads to the bytes object). `decode` views a Tensor's
+`data`; the readings of steps, reads and contact-matrix reads are views straight into the
+response's bytes as gRPC received them (taxel/_wire.py), so one array keeps the whole response
+alive. Copy it (`arr.copy()`) to modify it or to keep it alone.
 """
+import math
+
 import numpy as np
 
 from taxel._pb import tensor_pb2
@@ -34,11 +38,14 @@ def as_numpy(x) -> np.ndarray:
     if hasattr(x, "detach") and hasattr(x, "cpu"):
         x = x.detach().cpu()
     try:
-        return np.asarray(x)
+        a = np.asarray(x)
     except (TypeError, ValueError, RuntimeError):
         if callable(getattr(x, "numpy", None)):
             return np.asarray(x.numpy())
         raise
+    if a.dtype == object and a.ndim == 0 and callable(getattr(x, "numpy", None)):
+        return np.asarray(x.numpy())  # numpy wrapped the object itself: ask it for its data
+    return a
 
 
 def _little_contiguous(a: np.ndarray) -> np.ndarray:
@@ -89,7 +96,7 @@ def decode(t: "tensor_pb2.Tensor") -> np.ndarray:
         raise ValueError(f"tensor: unknown dtype {t.dtype}")
     shape = tuple(int(d) for d in t.shape)
     data = t.data  # one bytes object; the view keeps it alive
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)  # (1 for a scalar; not np.prod, 20× slower on a short tuple)
     if len(data) != count * dtype.itemsize:
         raise ValueError(f"tensor: shape {list(shape)} of {dtype} needs {count * dtype.itemsize} bytes, "
                          f"got {len(data)}")
