@@ -375,52 +375,64 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
   }
 }
 
-void MeasuredPipeline::SeparableCorrelate(const float* x, int stride, int offset, float* y, int y_stride,
-                                          int y_offset) const {
-  const int rows = layout_->rows(), cols = layout_->cols();
+void MeasuredPipeline::SeparableCorrelate(const float* x, float* y) const {
+  // All C channels at once (they share the kernel), channel-interleaved like x and y so that the
+  // innermost loops run over contiguous channels.
+  const int rows = layout_->rows(), cols = layout_->cols(), C = channels_;
   const int hr = kr_ / 2, hc = kc_ / 2, pcols = cols + 2 * hc;
   const std::vector<double>* w =
       spec_.crosstalk_border == CrosstalkBorder::kRenormalize ? &source_weight_normal_ : nullptr;
   // Source (divided by its weight in renormalize mode), zero-padded by hc columns each side.
   thread_local std::vector<double> src, tmp;
-  src.assign(static_cast<size_t>(rows) * pcols, 0.0);
+  src.assign(static_cast<size_t>(rows) * pcols * C, 0.0);
   bool any = false;
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
       const int k = i * cols + j;
-      double v = x[static_cast<size_t>(k) * stride + offset];
-      if (w != nullptr) v = (*w)[k] > 0 ? v / (*w)[k] : 0.0;
-      src[static_cast<size_t>(i) * pcols + hc + j] = v;
-      any |= v != 0;
+      double* dst = &src[(static_cast<size_t>(i) * pcols + hc + j) * C];
+      const float* xk = x + static_cast<size_t>(k) * C;
+      const double wk = w == nullptr ? 1.0 : (*w)[k];
+      for (int c = 0; c < C; ++c) {
+        any |= xk[c] != 0;
+        dst[c] = w == nullptr ? xk[c] : (wk > 0 ? xk[c] / wk : 0.0);
+      }
     }
   }
   if (!any) {  // nothing to spread (a pad out of contact)
-    for (int k = 0; k < rows * cols; ++k) y[static_cast<size_t>(k) * y_stride + y_offset] = 0.f;
+    std::fill(y, y + static_cast<size_t>(rows) * cols * C, 0.f);
     return;
   }
   // Row pass into tmp, zero-padded by hr rows above and below.
-  tmp.assign(static_cast<size_t>(rows + 2 * hr) * cols, 0.0);
+  const size_t row_len = static_cast<size_t>(cols) * C;
+  tmp.assign((rows + 2 * hr) * row_len, 0.0);
   for (int i = 0; i < rows; ++i) {
-    const double* s = &src[static_cast<size_t>(i) * pcols];
-    double* t = &tmp[static_cast<size_t>(i + hr) * cols];
-    for (int j = 0; j < cols; ++j) {
-      double acc = 0;
-      for (int b = 0; b < kc_; ++b) acc += g_cols_[b] * s[j + b];
-      t[j] = acc;
+    const double* s_row = &src[static_cast<size_t>(i) * pcols * C];
+    double* t = &tmp[(i + hr) * row_len];
+    for (int b = 0; b < kc_; ++b) {
+      const double g = g_cols_[b];
+      const double* s_b = s_row + static_cast<size_t>(b) * C;  // source column j + b − hc, padded
+      for (size_t jc = 0; jc < row_len; ++jc) t[jc] += g * s_b[jc];
     }
   }
   // Column pass and the blend with the identity.
   const double strength = spec_.crosstalk_strength;
+  thread_local std::vector<double> acc;
+  acc.resize(row_len);
   for (int i = 0; i < rows; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int a = 0; a < kr_; ++a) {
+      const double g = g_rows_[a];
+      const double* t = &tmp[(i + a) * row_len];
+      for (size_t jc = 0; jc < row_len; ++jc) acc[jc] += g * t[jc];
+    }
+    const double* s_row = &src[(static_cast<size_t>(i) * pcols + hc) * C];
+    float* y_row = y + i * row_len;
     for (int j = 0; j < cols; ++j) {
-      const int k = i * cols + j;
-      double out = 0;
-      if (active_[k]) {
-        double acc = 0;
-        for (int a = 0; a < kr_; ++a) acc += g_rows_[a] * tmp[static_cast<size_t>(i + a) * cols + j];
-        out = (1 - strength) * src[static_cast<size_t>(i) * pcols + hc + j] + strength * acc;
+      const bool on = active_[i * cols + j];
+      for (int c = 0; c < C; ++c) {
+        const size_t jc = static_cast<size_t>(j) * C + c;
+        y_row[jc] = on ? static_cast<float>((1 - strength) * s_row[jc] + strength * acc[jc]) : 0.f;
       }
-      y[static_cast<size_t>(k) * y_stride + y_offset] = static_cast<float>(out);
     }
   }
 }
@@ -431,7 +443,7 @@ void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
   const int C = channels_;
   thread_local std::vector<float> normal_in, normal_out;
   if (separable_) {  // one kernel for every channel: filter the components directly
-    for (int c = 0; c < C; ++c) SeparableCorrelate(x, C, c, y, C, c);
+    SeparableCorrelate(x, y);
     return;
   }
   int c0 = 0;
@@ -480,15 +492,18 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
   float* sample = &held_[off];
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
-    thread_local std::vector<float> x;
-    x.assign(raw, raw + nc);
-    if (crosstalk_) Crosstalk(raw, x.data());
+    // The stages work in place on the held sample.
+    if (crosstalk_) {
+      Crosstalk(raw, sample);
+    } else {
+      std::copy(raw, raw + nc, sample);
+    }
     // Samples are update_period·dt apart: ξ decays over that time between two of them.
     const double sample_dt = dt * spec_.update_period;
     const float decay =
         spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-sample_dt / spec_.hysteresis_tau)) : 0.f;
     const uint32_t st = static_cast<uint32_t>(step);
-    float* xs = x.data();
+    float* xs = sample;
     // Stage by stage over the n·C values (plain loops the compiler vectorises).
     if (spec_.hysteresis_strength > 0) {
       float* xi = &hyst_xi_[off];
@@ -539,7 +554,6 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
       if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
       if (!active_[k]) std::fill(v, v + C, 0.f);  // fillers stay 0
     }
-    std::copy(xs, xs + nc, sample);
   }
   // Timing: push the (held) sample, then read the delayed one.
   if (ring_ > 0) {

@@ -103,7 +103,8 @@ class MeasuredPipeline {
   void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y,
                       int y_stride, int y_offset) const;
   // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes.
-  void SeparableCorrelate(const float* x, int stride, int offset, float* y, int y_stride, int y_offset) const;
+  // All channels of x (n·C, channel-interleaved) into y.
+  void SeparableCorrelate(const float* x, float* y) const;
 
   ImperfectionSpec spec_;
   const ProbeLayout* layout_;
