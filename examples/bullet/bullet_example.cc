@@ -51,8 +51,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "server/log.h"
-#include "server/server.h"
+#include "examples/common/example_support.h"
 #include "taxel/client.h"
 
 #ifndef BT_USE_DOUBLE_PRECISION
@@ -62,6 +61,9 @@
 namespace {
 
 namespace v1 = taxel::v1;
+using taxel::examples::AgreementCheck;
+using taxel::examples::Channel;
+using taxel::examples::PrintDepthGrid;
 
 // Geometry shared by the Bullet world and the Taxel scene (m).
 constexpr double kPadHalf[3] = {0.03, 0.03, 0.005};
@@ -350,34 +352,13 @@ Poses ScriptedPoses(double t) {
 
 // ---- Comparison ----
 
-struct Check {
-  const char* what;
-  int min_contacts;        // the run must exercise the check at least this often
-  int compared = 0;        // readings compared
-  int contacts = 0;        // of which Bullet reported penetration
-  double max_error_m = 0;  // largest |Taxel − expected|
-
-  void Equal(double taxel_m, double expected_m, bool contact) {
-    ++compared;
-    contacts += contact;
-    max_error_m = std::max(max_error_m, std::abs(taxel_m - expected_m));
-  }
-  bool ok() const { return max_error_m <= kToleranceM && contacts >= min_contacts; }
-};
 
 struct Checks {
-  Check ghosts{"every probe vs its ghost sphere", 2000};
-  Check part_pad{"deepest bottom vertex vs part-pad", 100};
-  Check part_ground{"deepest bottom vertex vs part-ground", 30};
-  Check finger{"finger probe vs finger-part", 50};
+  AgreementCheck ghosts{"every probe vs its ghost sphere", 2000, kToleranceM};
+  AgreementCheck part_pad{"deepest bottom vertex vs part-pad", 100, kToleranceM};
+  AgreementCheck part_ground{"deepest bottom vertex vs part-ground", 30, kToleranceM};
+  AgreementCheck finger{"finger probe vs finger-part", 50, kToleranceM};
 };
-
-std::vector<float> Channel(const v1::StepResponse& r, const std::string& sensor, const std::string& channel) {
-  for (const auto& reading : r.readings()) {
-    if (reading.sensor() == sensor) return *taxel::FloatValues(reading.channels().at(channel));
-  }
-  return {};
-}
 
 // Taxel's depths of one step next to what Bullet implies, for printing.
 struct StepComparison {
@@ -439,28 +420,9 @@ void PrintRow(double t, const StepComparison& c, const BulletWorld& bullet) {
               std::sqrt(fx * fx + fy * fy + fz * fz));
 }
 
-void PrintPad(const std::vector<float>& depth) {
-  static const char* kShades = " .:-=+*#%@";
-  const double dmax = std::max(1e-12, static_cast<double>(*std::max_element(depth.begin(), depth.end())));
-  for (int i = kGrid - 1; i >= 0; --i) {
-    std::string row = "         |";
-    for (int j = 0; j < kGrid; ++j) {
-      row += kShades[std::min(9, static_cast<int>(depth[i * kGrid + j] / dmax * 9.999))];
-      row += ' ';
-    }
-    std::printf("%s|\n", row.c_str());
-  }
-}
-
 bool Report(const Checks& checks) {
-  std::printf("\nAgreement over %d steps (tolerance %.0e m):\n", kSteps, kToleranceM);
-  bool ok = true;
-  for (const Check* check : {&checks.ghosts, &checks.part_pad, &checks.part_ground, &checks.finger}) {
-    ok = ok && check->ok();
-    std::printf("  %-38s %6d readings, %5d in contact (need %d), max |taxel - bullet| = %.3g m  %s\n", check->what,
-                check->compared, check->contacts, check->min_contacts, check->max_error_m,
-                check->ok() ? "ok" : "FAILED");
-  }
+  const bool ok = taxel::examples::ReportAgreement("bullet", kSteps, kToleranceM,
+                                                   {&checks.ghosts, &checks.part_pad, &checks.part_ground, &checks.finger});
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok;
 }
@@ -511,7 +473,7 @@ int Run(taxel::Client& client) {
     if (step % 40 == 20 || step == kSteps - 1) PrintRow(t, c, bullet);
     if (step == 150 || step == 290) {
       std::printf("         pad depth at t = %.2f s (%s):\n", t, step == 150 ? "rocked onto a vertex" : "turned 30 deg");
-      PrintPad(c.pad_depth);
+      PrintDepthGrid(c.pad_depth, kGrid);
     }
   }
   if (auto s = stream->Close(); !s.ok()) return Fail(s);
@@ -521,36 +483,4 @@ int Run(taxel::Client& client) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string target;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--target" && i + 1 < argc) {
-      target = argv[++i];
-    } else if (arg.rfind("--target=", 0) == 0) {
-      target = arg.substr(9);
-    } else {
-      std::fprintf(stderr, "usage: %s [--target host:port]\n  without --target, starts a Taxel server in process\n",
-                   argv[0]);
-      return arg == "--help" || arg == "-h" ? 0 : 2;
-    }
-  }
-  std::unique_ptr<taxel::server::TaxelServer> server;
-  if (target.empty()) {
-    taxel::server::SetLogLevel(taxel::server::LogLevel::kWarning);
-    taxel::server::ServerOptions options;
-    options.address = "127.0.0.1:0";
-    options.metrics_address = "";  // no /metrics endpoint
-    options.eval_threads = 2;
-    auto started = taxel::server::TaxelServer::Start(options);
-    if (!started.ok()) return Fail(started.status());
-    server = std::move(*started);
-    target = server->target();
-    std::printf("Started an in-process Taxel server at %s\n", target.c_str());
-  }
-  auto client = taxel::Client::Connect(target);
-  if (!client.ok()) return Fail(client.status());
-  const int rc = Run(**client);
-  if (server != nullptr) server->Shutdown(1);
-  return rc;
-}
+int main(int argc, char** argv) { return taxel::examples::ExampleMain(argc, argv, "taxel-example-bullet", Run); }

@@ -44,13 +44,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "server/log.h"
-#include "server/server.h"
+#include "examples/common/example_support.h"
 #include "taxel/client.h"
 
 namespace {
 
 namespace v1 = taxel::v1;
+using taxel::examples::AgreementCheck;
+using taxel::examples::Channel;
+using taxel::examples::PrintDepthGrid;
 
 // Geometry shared by the MuJoCo model and the Taxel scene (m).
 constexpr double kPadHalf[3] = {0.03, 0.03, 0.005};
@@ -209,30 +211,11 @@ const char* Phase(double t) {
 }
 
 // One comparison between Taxel and MuJoCo, accumulated over the run.
-struct Check {
-  const char* what;
-  int min_contacts;             // the run must exercise the check at least this often
-  int compared = 0;             // readings compared
-  int contacts = 0;             // of which MuJoCo reported penetration
-  double max_error_m = 0;       // largest |Taxel − expected|
-  bool bound_violated = false;  // a depth above R where MuJoCo reported no contact
-
-  void Equal(double taxel_m, double expected_m, bool contact) {
-    ++compared;
-    contacts += contact;
-    max_error_m = std::max(max_error_m, std::abs(taxel_m - expected_m));
-  }
-  void AtMost(double taxel_m, double bound_m) {
-    ++compared;
-    if (taxel_m > bound_m + kToleranceM) bound_violated = true;
-  }
-  bool ok() const { return !bound_violated && max_error_m <= kToleranceM && contacts >= min_contacts; }
-};
 
 struct Checks {
-  Check tip{"tip probe vs tip-pad contact", 100};
-  Check ball{"ball probe vs ball-floor contact", 100};
-  Check pad{"pad probes vs ghost-probe contacts", 1000};
+  AgreementCheck tip{"tip probe vs tip-pad contact", 100, kToleranceM};
+  AgreementCheck ball{"ball probe vs ball-floor contact", 100, kToleranceM};
+  AgreementCheck pad{"pad probes vs ghost-probe contacts", 1000, kToleranceM};
 };
 
 // Geom ids of the model's named geoms, and the pad probe index of each ghost geom (-1: not a ghost).
@@ -271,13 +254,6 @@ struct StepComparison {
   std::vector<double> pad_expected;         // max(0, −dist) of each ghost probe
   double tip_dist = NAN, ball_dist = NAN;   // MuJoCo contact distances; NaN: no contact
 };
-
-std::vector<float> Channel(const v1::StepResponse& r, const std::string& sensor, const std::string& channel) {
-  for (const auto& reading : r.readings()) {
-    if (reading.sensor() == sensor) return *taxel::FloatValues(reading.channels().at(channel));
-  }
-  return {};
-}
 
 StepComparison Compare(const mjData* d, const GeomIds& geoms, const v1::StepResponse& r, Checks* checks) {
   StepComparison c;
@@ -328,28 +304,8 @@ void PrintRow(double t, const StepComparison& c, double ball_z) {
               Mm(c.ball_dist).c_str(), Mm(c.ball_depth).c_str(), Mm(kPointProbeRadius - c.ball_dist).c_str());
 }
 
-void PrintPad(const std::vector<float>& depth) {
-  static const char* kShades = " .:-=+*#%@";
-  const double dmax = std::max(1e-12, static_cast<double>(*std::max_element(depth.begin(), depth.end())));
-  for (int i = kGrid - 1; i >= 0; --i) {
-    std::string row = "         |";
-    for (int j = 0; j < kGrid; ++j) {
-      row += kShades[std::min(9, static_cast<int>(depth[i * kGrid + j] / dmax * 9.999))];
-      row += ' ';
-    }
-    std::printf("%s|\n", row.c_str());
-  }
-}
-
 bool Report(const Checks& checks, double twin_gap) {
-  std::printf("\nAgreement over %d steps (tolerance %.0e m):\n", kSteps, kToleranceM);
-  bool ok = true;
-  for (const Check* check : {&checks.tip, &checks.ball, &checks.pad}) {
-    ok = ok && check->ok();
-    std::printf("  %-36s %6d readings, %5d in contact (need %d), max |taxel - mujoco| = %.3g m%s  %s\n", check->what,
-                check->compared, check->contacts, check->min_contacts, check->max_error_m,
-                check->bound_violated ? ", depth > R without a contact" : "", check->ok() ? "ok" : "FAILED");
-  }
+  bool ok = taxel::examples::ReportAgreement("mujoco", kSteps, kToleranceM, {&checks.tip, &checks.ball, &checks.pad});
   std::printf("  ghost probes leave the physics unchanged: max |qpos - qpos without them| = %.3g  %s\n", twin_gap,
               twin_gap == 0 ? "ok" : "FAILED");
   ok = ok && twin_gap == 0;
@@ -408,7 +364,7 @@ int Run(taxel::Client& client) {
     if (step % 100 == 50 || step == 85) PrintRow(t, c, d->xpos[3 * bodies[2] + 2]);
     if (step == 650) {
       std::printf("         pad depth at t = %.2f s (tip sliding along +x, up = +y):\n", t);
-      PrintPad(c.pad_depth);
+      PrintDepthGrid(c.pad_depth, kGrid);
     }
   }
   if (auto s = stream->Close(); !s.ok()) return Fail(s);
@@ -418,36 +374,4 @@ int Run(taxel::Client& client) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string target;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--target" && i + 1 < argc) {
-      target = argv[++i];
-    } else if (arg.rfind("--target=", 0) == 0) {
-      target = arg.substr(9);
-    } else {
-      std::fprintf(stderr, "usage: %s [--target host:port]\n  without --target, starts a Taxel server in process\n",
-                   argv[0]);
-      return arg == "--help" || arg == "-h" ? 0 : 2;
-    }
-  }
-  std::unique_ptr<taxel::server::TaxelServer> server;
-  if (target.empty()) {
-    taxel::server::SetLogLevel(taxel::server::LogLevel::kWarning);
-    taxel::server::ServerOptions options;
-    options.address = "127.0.0.1:0";
-    options.metrics_address = "";  // no /metrics endpoint
-    options.eval_threads = 2;
-    auto started = taxel::server::TaxelServer::Start(options);
-    if (!started.ok()) return Fail(started.status());
-    server = std::move(*started);
-    target = server->target();
-    std::printf("Started an in-process Taxel server at %s\n", target.c_str());
-  }
-  auto client = taxel::Client::Connect(target);
-  if (!client.ok()) return Fail(client.status());
-  const int rc = Run(**client);
-  if (server != nullptr) server->Shutdown(1);
-  return rc;
-}
+int main(int argc, char** argv) { return taxel::examples::ExampleMain(argc, argv, "taxel-example-mujoco", Run); }
