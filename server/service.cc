@@ -30,6 +30,17 @@ grpc::Status SceneGone(const std::string& name) {
   return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("scene: scene '", name, "' was deleted"));
 }
 
+// Runs fn(entry) on the tenant's scene `name` under the scene's lock: NOT_FOUND when there is no
+// such scene or it was deleted while the call waited for the lock.
+template <typename Fn>
+grpc::Status WithScene(SceneRegistry& registry, const std::string& tenant, const std::string& name, Fn fn) {
+  auto entry = registry.Get(tenant, name);
+  if (!entry.ok()) return ToGrpcStatus(entry.status());
+  std::lock_guard<std::mutex> lock((*entry)->mu);
+  if ((*entry)->deleted) return SceneGone(name);
+  return fn(**entry);
+}
+
 // A response the transport would refuse to send must be refused before the step changes state.
 absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t max_message_bytes) {
   const int64_t bytes = EstimateResponseBytes(plan, num_envs);
@@ -333,12 +344,10 @@ grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* TaxelService::GetScene(grpc::CallbackServerContext* ctx, const v1::GetSceneRequest* req,
                                                  v1::SceneInfo* out) {
   return RunUnary(ctx, "GetScene", [this, req, out](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    EncodeSceneInfo(*(*entry)->scene, out);
-    return grpc::Status::OK;
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      EncodeSceneInfo(*entry.scene, out);
+      return grpc::Status::OK;
+    });
   });
 }
 
@@ -368,104 +377,98 @@ grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* ctx, const v1::AddSensorRequest* req,
                                                   v1::SensorInfo* out) {
   return RunUnary(ctx, "AddSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    auto spec = DecodeSensorSpec(req->sensor(), "sensor");
-    if (!spec.ok()) return ToGrpcStatus(spec.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    scene::Scene& scene = *(*entry)->scene;
-    if (auto s = deps_.registry->CheckAddSensor(scene, *spec); !s.ok()) return ToGrpcStatus(s);
-    auto id = scene.AddSensor(*spec, "sensor");
-    if (!id.ok()) return ToGrpcStatus(id.status());
-    EncodeSensorInfo(scene, *scene.FindSensor(*id), out);
-    deps_.registry->UpdateSceneBytes(**entry);
-    Log(LogLevel::kInfo, "sensor_added", {{"scene", req->scene()}, {"sensor", spec->name}});
-    UpdateGauges();
-    return grpc::Status::OK;
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      auto spec = DecodeSensorSpec(req->sensor(), "sensor");
+      if (!spec.ok()) return ToGrpcStatus(spec.status());
+      scene::Scene& scene = *entry.scene;
+      if (auto s = deps_.registry->CheckAddSensor(scene, *spec); !s.ok()) return ToGrpcStatus(s);
+      auto id = scene.AddSensor(*spec, "sensor");
+      if (!id.ok()) return ToGrpcStatus(id.status());
+      EncodeSensorInfo(scene, *scene.FindSensor(*id), out);
+      deps_.registry->UpdateSceneBytes(entry);
+      Log(LogLevel::kInfo, "sensor_added", {{"scene", req->scene()}, {"sensor", spec->name}});
+      UpdateGauges();
+      return grpc::Status::OK;
+    });
   });
 }
 
 grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext* ctx,
                                                      const v1::RemoveSensorRequest* req, v1::RemoveSensorResponse*) {
   return RunUnary(ctx, "RemoveSensor", [this, req](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    scene::Scene& scene = *(*entry)->scene;
-    SensorId id;
-    if (req->sensor_case() == v1::RemoveSensorRequest::kName) {
-      const sensors::Sensor* s = scene.FindSensor(req->name());
-      if (s == nullptr) {
-        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("name: no sensor named '", req->name(), "'"));
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      scene::Scene& scene = *entry.scene;
+      SensorId id;
+      if (req->sensor_case() == v1::RemoveSensorRequest::kName) {
+        const sensors::Sensor* s = scene.FindSensor(req->name());
+        if (s == nullptr) {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("name: no sensor named '", req->name(), "'"));
+        }
+        id = s->id();
+      } else if (req->sensor_case() == v1::RemoveSensorRequest::kSensorId) {
+        id = SensorId(req->sensor_id());
+      } else {
+        return ToGrpcStatus(absl::InvalidArgumentError("sensor: expected sensor_id or name"));
       }
-      id = s->id();
-    } else if (req->sensor_case() == v1::RemoveSensorRequest::kSensorId) {
-      id = SensorId(req->sensor_id());
-    } else {
-      return ToGrpcStatus(absl::InvalidArgumentError("sensor: expected sensor_id or name"));
-    }
-    if (auto s = scene.RemoveSensor(id); !s.ok()) return ToGrpcStatus(s);
-    deps_.registry->UpdateSceneBytes(**entry);
-    UpdateGauges();
-    return grpc::Status::OK;
+      if (auto s = scene.RemoveSensor(id); !s.ok()) return ToGrpcStatus(s);
+      deps_.registry->UpdateSceneBytes(entry);
+      UpdateGauges();
+      return grpc::Status::OK;
+    });
   });
 }
 
 grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepRequest& req, v1::StepResponse* out,
                                     Clock::time_point queued_at) {
-  auto entry = deps_.registry->Get(tenant, req.scene());
-  if (!entry.ok()) return ToGrpcStatus(entry.status());
-  std::lock_guard<std::mutex> lock((*entry)->mu);
-  if ((*entry)->deleted) return SceneGone(req.scene());
-  scene::Scene& scene = *(*entry)->scene;
-  const auto t0 = Clock::now();
-  DecodedStep step;
-  if (auto s = DecodeStep(req, scene, &step); !s.ok()) return ToGrpcStatus(s);
-  auto plan = PlanRead(req.read(), scene, "read");
-  if (!plan.ok()) return ToGrpcStatus(plan.status());
-  if (req.read().contact_matrix() && scene.contact_matrix() == nullptr) {
-    return ToGrpcStatus(absl::FailedPreconditionError(
-        "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)"));
-  }
-  const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
-  if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
-    return ToGrpcStatus(s);
-  }
-  scene::StepStats stats;
-  if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
-  const auto t2 = Clock::now();
-  auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
-  out->set_scene(req.scene());
-  out->set_sequence(req.sequence());
-  out->set_step(stats.step);
-  out->mutable_env_ids()->Assign(envs->begin(), envs->end());
-  EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
-  if (req.read().contact_matrix()) {
-    const google::protobuf::RepeatedPtrField<std::string> all;
-    EncodeContactMatrix(scene, *envs, all, all, scene.contact_matrix()->matrix().has_friction(),
-                        out->mutable_contact_matrix())
-        .IgnoreError();  // checked above: the scene has a matrix
-  }
-  const auto t3 = Clock::now();
-  const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
-  auto* timing = out->mutable_timing();
-  timing->set_queue_us(1e6 * Seconds(queued_at, t0));
-  timing->set_decode_us(1e6 * decode);
-  timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
-  timing->set_encode_us(1e6 * Seconds(t2, t3));
-  Metrics& m = *deps_.metrics;
-  m.StepPhaseSeconds(StepPhase::kQueue, Seconds(queued_at, t0));
-  m.StepPhaseSeconds(StepPhase::kDecode, decode);
-  m.StepPhaseSeconds(StepPhase::kEvaluate, stats.evaluate_seconds);
-  m.StepPhaseSeconds(StepPhase::kEncode, Seconds(t2, t3));
-  for (int k = 0; k < 5; ++k) {
-    if (stats.probe_evaluations[k] > 0) {
-      m.ProbeEvaluations(sensors::SensorKindName(static_cast<sensors::SensorKind>(k)), stats.probe_evaluations[k]);
+  return WithScene(*deps_.registry, tenant, req.scene(), [&](SceneEntry& entry) {
+    scene::Scene& scene = *entry.scene;
+    const auto t0 = Clock::now();
+    DecodedStep step;
+    if (auto s = DecodeStep(req, scene, &step); !s.ok()) return ToGrpcStatus(s);
+    auto plan = PlanRead(req.read(), scene, "read");
+    if (!plan.ok()) return ToGrpcStatus(plan.status());
+    if (req.read().contact_matrix() && scene.contact_matrix() == nullptr) {
+      return ToGrpcStatus(absl::FailedPreconditionError(
+          "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)"));
     }
-  }
-  return grpc::Status::OK;
+    const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
+    if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+      return ToGrpcStatus(s);
+    }
+    scene::StepStats stats;
+    if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
+    const auto t2 = Clock::now();
+    auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
+    out->set_scene(req.scene());
+    out->set_sequence(req.sequence());
+    out->set_step(stats.step);
+    out->mutable_env_ids()->Assign(envs->begin(), envs->end());
+    EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
+    if (req.read().contact_matrix()) {
+      const google::protobuf::RepeatedPtrField<std::string> all;
+      EncodeContactMatrix(scene, *envs, all, all, scene.contact_matrix()->matrix().has_friction(),
+                          out->mutable_contact_matrix())
+          .IgnoreError();  // checked above: the scene has a matrix
+    }
+    const auto t3 = Clock::now();
+    const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
+    auto* timing = out->mutable_timing();
+    timing->set_queue_us(1e6 * Seconds(queued_at, t0));
+    timing->set_decode_us(1e6 * decode);
+    timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
+    timing->set_encode_us(1e6 * Seconds(t2, t3));
+    Metrics& m = *deps_.metrics;
+    m.StepPhaseSeconds(StepPhase::kQueue, Seconds(queued_at, t0));
+    m.StepPhaseSeconds(StepPhase::kDecode, decode);
+    m.StepPhaseSeconds(StepPhase::kEvaluate, stats.evaluate_seconds);
+    m.StepPhaseSeconds(StepPhase::kEncode, Seconds(t2, t3));
+    for (int k = 0; k < 5; ++k) {
+      if (stats.probe_evaluations[k] > 0) {
+        m.ProbeEvaluations(sensors::SensorKindName(static_cast<sensors::SensorKind>(k)), stats.probe_evaluations[k]);
+      }
+    }
+    return grpc::Status::OK;
+  });
 }
 
 grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, const v1::StepRequest* req,
@@ -521,107 +524,101 @@ void TaxelService::Drain() {
 grpc::ServerUnaryReactor* TaxelService::UpdateSensor(grpc::CallbackServerContext* ctx,
                                                      const v1::UpdateSensorRequest* req, v1::SensorInfo* out) {
   return RunUnary(ctx, "UpdateSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    scene::Scene& scene = *(*entry)->scene;
-    sensors::Sensor* sensor = scene.FindMutableSensor(req->sensor());
-    if (sensor == nullptr) {
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("sensor: no sensor named '", req->sensor(), "'"));
-    }
-    sensors::MeasuredPipeline* pipe = sensor->pipeline();
-    if (pipe == nullptr) {
-      return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
-          "sensor: '", req->sensor(), "' has no imperfections; configure them when adding it (e.g. a probe_gain)")));
-    }
-    // Validate everything first: a failed update changes nothing.
-    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
-    auto envs = scene.ResolveEnvIds(requested);
-    if (!envs.ok()) return ToGrpcStatus(envs.status());
-    std::vector<double> gains;
-    bool per_env = false;
-    const int64_t n = sensor->num_probes();
-    if (req->has_probe_gain()) {
-      auto view = ViewTensor(req->probe_gain(), "probe_gain");
-      if (!view.ok()) return ToGrpcStatus(view.status());
-      const int64_t ne = static_cast<int64_t>(envs->size());
-      if (view->num_elements == n) {
-        per_env = false;
-      } else if (view->num_elements == ne * n && !view->shape.empty() && view->shape[0] == ne) {
-        per_env = true;
-      } else {
-        return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-            "probe_gain: expected ", n, " values (one per probe) or [", ne, ", ", n, "], got ", ShapeString(view->shape))));
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      scene::Scene& scene = *entry.scene;
+      sensors::Sensor* sensor = scene.FindMutableSensor(req->sensor());
+      if (sensor == nullptr) {
+        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("sensor: no sensor named '", req->sensor(), "'"));
       }
-      std::vector<double> storage;
-      auto values = RealValues(*view, "probe_gain", &storage);
-      if (!values.ok()) return ToGrpcStatus(values.status());
-      for (double g : *values) {
-        if (!std::isfinite(g)) return ToGrpcStatus(absl::InvalidArgumentError("probe_gain: expected finite values"));
+      sensors::MeasuredPipeline* pipe = sensor->pipeline();
+      if (pipe == nullptr) {
+        return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
+            "sensor: '", req->sensor(), "' has no imperfections; configure them when adding it (e.g. a probe_gain)")));
       }
-      gains.assign(values->begin(), values->end());
-    }
-    for (const auto& [name, has, value] : {std::make_tuple("noise", req->has_noise(), req->noise()),
-                                           std::make_tuple("random_walk", req->has_random_walk(), req->random_walk())}) {
-      if (has && !(value >= 0 && std::isfinite(value))) {
-        return ToGrpcStatus(
-            absl::InvalidArgumentError(absl::StrCat(name, ": expected a finite value >= 0, got ", value)));
+      // Validate everything first: a failed update changes nothing.
+      const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+      auto envs = scene.ResolveEnvIds(requested);
+      if (!envs.ok()) return ToGrpcStatus(envs.status());
+      std::vector<double> gains;
+      bool per_env = false;
+      const int64_t n = sensor->num_probes();
+      if (req->has_probe_gain()) {
+        auto view = ViewTensor(req->probe_gain(), "probe_gain");
+        if (!view.ok()) return ToGrpcStatus(view.status());
+        const int64_t ne = static_cast<int64_t>(envs->size());
+        if (view->num_elements == n) {
+          per_env = false;
+        } else if (view->num_elements == ne * n && !view->shape.empty() && view->shape[0] == ne) {
+          per_env = true;
+        } else {
+          return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+              "probe_gain: expected ", n, " values (one per probe) or [", ne, ", ", n, "], got ", ShapeString(view->shape))));
+        }
+        std::vector<double> storage;
+        auto values = RealValues(*view, "probe_gain", &storage);
+        if (!values.ok()) return ToGrpcStatus(values.status());
+        for (double g : *values) {
+          if (!std::isfinite(g)) return ToGrpcStatus(absl::InvalidArgumentError("probe_gain: expected finite values"));
+        }
+        gains.assign(values->begin(), values->end());
       }
-    }
-    if (req->has_bias() && !std::isfinite(req->bias())) {
-      return ToGrpcStatus(absl::InvalidArgumentError("bias: expected a finite value"));
-    }
-    if (!gains.empty()) {
-      for (size_t i = 0; i < envs->size(); ++i) pipe->SetGains((*envs)[i], &gains[per_env ? i * n : 0]);
-    }
-    const auto& spec = pipe->spec();
-    pipe->SetNoise(req->has_noise() ? req->noise() : spec.noise,
-                   req->has_random_walk() ? req->random_walk() : spec.random_walk,
-                   req->has_bias() ? req->bias() : spec.bias);
-    EncodeSensorInfo(scene, *sensor, out);
-    return grpc::Status::OK;
+      for (const auto& [name, has, value] : {std::make_tuple("noise", req->has_noise(), req->noise()),
+                                             std::make_tuple("random_walk", req->has_random_walk(), req->random_walk())}) {
+        if (has && !(value >= 0 && std::isfinite(value))) {
+          return ToGrpcStatus(
+              absl::InvalidArgumentError(absl::StrCat(name, ": expected a finite value >= 0, got ", value)));
+        }
+      }
+      if (req->has_bias() && !std::isfinite(req->bias())) {
+        return ToGrpcStatus(absl::InvalidArgumentError("bias: expected a finite value"));
+      }
+      if (!gains.empty()) {
+        for (size_t i = 0; i < envs->size(); ++i) pipe->SetGains((*envs)[i], &gains[per_env ? i * n : 0]);
+      }
+      const auto& spec = pipe->spec();
+      pipe->SetNoise(req->has_noise() ? req->noise() : spec.noise,
+                     req->has_random_walk() ? req->random_walk() : spec.random_walk,
+                     req->has_bias() ? req->bias() : spec.bias);
+      EncodeSensorInfo(scene, *sensor, out);
+      return grpc::Status::OK;
+    });
   });
 }
 
 grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext* ctx,
                                                     const v1::ReadSensorsRequest* req, v1::ReadSensorsResponse* out) {
   return RunUnary(ctx, "ReadSensors", [this, req, out](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    const scene::Scene& scene = *(*entry)->scene;
-    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
-    auto envs = scene.ResolveEnvIds(requested);
-    if (!envs.ok()) return ToGrpcStatus(envs.status());
-    auto plan = PlanRead(req->read(), scene, "read");
-    if (!plan.ok()) return ToGrpcStatus(plan.status());
-    const int64_t n_envs = static_cast<int64_t>(envs->size());
-    if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
-      return ToGrpcStatus(s);
-    }
-    out->set_step(scene.step_count());
-    out->mutable_env_ids()->Assign(envs->begin(), envs->end());
-    if (req->history() != 0) {
-      if (auto s = CheckHistory(*plan, req->history(), "history"); !s.ok()) return ToGrpcStatus(s);
-      EncodeHistory(*plan, req->history(), *envs, out->mutable_readings());
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      const scene::Scene& scene = *entry.scene;
+      const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+      auto envs = scene.ResolveEnvIds(requested);
+      if (!envs.ok()) return ToGrpcStatus(envs.status());
+      auto plan = PlanRead(req->read(), scene, "read");
+      if (!plan.ok()) return ToGrpcStatus(plan.status());
+      const int64_t n_envs = static_cast<int64_t>(envs->size());
+      if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+        return ToGrpcStatus(s);
+      }
+      out->set_step(scene.step_count());
+      out->mutable_env_ids()->Assign(envs->begin(), envs->end());
+      if (req->history() != 0) {
+        if (auto s = CheckHistory(*plan, req->history(), "history"); !s.ok()) return ToGrpcStatus(s);
+        EncodeHistory(*plan, req->history(), *envs, out->mutable_readings());
+        return grpc::Status::OK;
+      }
+      EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
       return grpc::Status::OK;
-    }
-    EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
-    return grpc::Status::OK;
+    });
   });
 }
 
 grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* ctx, const v1::ResetEnvsRequest* req,
                                                   v1::ResetEnvsResponse*) {
   return RunUnary(ctx, "ResetEnvs", [this, req](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    const std::vector<int32_t> envs(req->env_ids().begin(), req->env_ids().end());
-    return ToGrpcStatus((*entry)->scene->Reset(envs));
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      const std::vector<int32_t> envs(req->env_ids().begin(), req->env_ids().end());
+      return ToGrpcStatus(entry.scene->Reset(envs));
+    });
   });
 }
 
@@ -629,15 +626,13 @@ grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerCon
                                                          const v1::GetContactMatrixRequest* req,
                                                          v1::GetContactMatrixResponse* out) {
   return RunUnary(ctx, "GetContactMatrix", [this, req, out](const std::string& tenant, Clock::time_point) {
-    auto entry = deps_.registry->Get(tenant, req->scene());
-    if (!entry.ok()) return ToGrpcStatus(entry.status());
-    std::lock_guard<std::mutex> lock((*entry)->mu);
-    if ((*entry)->deleted) return SceneGone(req->scene());
-    const scene::Scene& scene = *(*entry)->scene;
-    const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
-    auto envs = scene.ResolveEnvIds(requested);
-    if (!envs.ok()) return ToGrpcStatus(envs.status());
-    return ToGrpcStatus(EncodeContactMatrix(scene, *envs, req->rows(), req->columns(), req->friction(), out));
+    return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
+      const scene::Scene& scene = *entry.scene;
+      const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
+      auto envs = scene.ResolveEnvIds(requested);
+      if (!envs.ok()) return ToGrpcStatus(envs.status());
+      return ToGrpcStatus(EncodeContactMatrix(scene, *envs, req->rows(), req->columns(), req->friction(), out));
+    });
   });
 }
 
