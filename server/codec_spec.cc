@@ -548,12 +548,7 @@ void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, 
   out->set_link(scene.model().link(sensor.link()).name);
   out->set_num_probes(sensor.num_probes());
   const auto& layout = sensor.layout();
-  std::vector<int64_t> dims;
-  if (layout.is_grid()) {
-    dims = {layout.rows(), layout.cols()};
-  } else {
-    dims = {layout.size()};
-  }
+  const std::vector<int64_t> dims = layout.shape();
   out->mutable_layout()->Assign(dims.begin(), dims.end());
   out->set_has_imperfections(sensor.pipeline() != nullptr);
   out->set_history_length(sensor.spec().imperfections.history_length);

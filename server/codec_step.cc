@@ -222,6 +222,12 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
 
 namespace {
 
+// Appends the probe axes of `layout` ([rows, cols] or [n]) and, for 3-vectors, the component axis.
+void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor* t) {
+  for (int64_t d : layout.shape()) t->add_shape(d);
+  if (width == 3) t->add_shape(3);
+}
+
 // Copies the blocks of `envs` (each `block` bytes) from `src` into a string.
 void GatherEnvs(const void* src, size_t block, absl::Span<const int32_t> envs, int num_envs, std::string* out) {
   const char* base = static_cast<const char*>(src);
@@ -253,13 +259,7 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
         v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
         const int width = sensors::ChannelWidth(c);
         t.add_shape(static_cast<int64_t>(envs.size()));
-        if (layout.is_grid()) {
-          t.add_shape(layout.rows());
-          t.add_shape(layout.cols());
-        } else {
-          t.add_shape(layout.size());
-        }
-        if (width == 3) t.add_shape(3);
+        AppendProbeShape(layout, width, &t);
         const size_t per_env = static_cast<size_t>(layout.size()) * width;
         const void* src = nullptr;
         size_t item_size = 4;
@@ -309,13 +309,7 @@ void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> 
       t.set_dtype(v1::FLOAT32);
       t.add_shape(static_cast<int64_t>(envs.size()));
       t.add_shape(history);
-      if (layout.is_grid()) {
-        t.add_shape(layout.rows());
-        t.add_shape(layout.cols());
-      } else {
-        t.add_shape(layout.size());
-      }
-      if (width == 3) t.add_shape(3);
+      AppendProbeShape(layout, width, &t);
       const size_t per_sample = static_cast<size_t>(layout.size()) * width;
       std::string* data = t.mutable_data();
       data->resize(per_sample * sizeof(float) * envs.size() * history);

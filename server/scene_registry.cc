@@ -62,6 +62,17 @@ int64_t ProbeSlots(const scene::SceneSpec& spec) {
 
 }  // namespace
 
+absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
+  if (scenes_.count(key)) {
+    return absl::AlreadyExistsError(absl::StrCat("name: a scene named '", key.second, "' already exists"));
+  }
+  if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the server already holds the maximum of ", limits_.max_scenes, " scenes"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec) {
   if (!ValidSceneName(spec.name)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -80,13 +91,7 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
   const auto key = std::make_pair(tenant, spec.name);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (scenes_.count(key)) {
-      return absl::AlreadyExistsError(absl::StrCat("name: a scene named '", spec.name, "' already exists"));
-    }
-    if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the server already holds the maximum of ", limits_.max_scenes, " scenes"));
-    }
+    TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
   }
   if (limits_.max_memory_bytes > 0 && memory_bytes() + estimate > limits_.max_memory_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("the scene needs about ", estimate,
@@ -101,13 +106,7 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
   entry->scene = std::move(scene);
   std::lock_guard<std::mutex> lock(mu_);
   // Re-check under the lock: a concurrent Create of the same name may have won.
-  if (scenes_.count(key)) {
-    return absl::AlreadyExistsError(absl::StrCat("name: a scene named '", spec.name, "' already exists"));
-  }
-  if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the server already holds the maximum of ", limits_.max_scenes, " scenes"));
-  }
+  TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
   scenes_[key] = entry;
   scene_bytes_[key] = bytes;
   return entry;

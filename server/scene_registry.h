@@ -49,9 +49,13 @@ class SceneRegistry {
  private:
   const Limits limits_;
   geometry::MeshStore* meshes_;
+  using Key = std::pair<std::string, std::string>;  // (tenant, scene name)
+  // ALREADY_EXISTS for a taken name, RESOURCE_EXHAUSTED at the scene limit. Needs mu_.
+  absl::Status CheckRoomLocked(const Key& key) const;
+
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<SceneEntry>> scenes_;
-  std::map<std::pair<std::string, std::string>, int64_t> scene_bytes_;  // at creation / sensor changes
+  std::map<Key, std::shared_ptr<SceneEntry>> scenes_;
+  std::map<Key, int64_t> scene_bytes_;  // at creation / sensor changes
 };
 
 }  // namespace taxel::server

@@ -30,6 +30,10 @@ class ProbeLayout {
 
   int size() const { return static_cast<int>(positions_.size()); }
   bool is_grid() const { return rows_ > 0; }
+  /// The probe axes of a reading: {rows, cols} for a grid, {size} for a flat layout.
+  std::vector<int64_t> shape() const {
+    return is_grid() ? std::vector<int64_t>{rows_, cols_} : std::vector<int64_t>{size()};
+  }
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   const std::vector<Eigen::Vector3d>& positions() const { return positions_; }
