@@ -104,6 +104,13 @@ void Context::Emit(const Record& r) const {
   line += ", \"min\": " + JsonNumber(lo) + ", \"max\": " + JsonNumber(hi) +
           ", \"repeats\": " + std::to_string(r.samples.size());
   for (const auto& [key, value] : r.extra) line += ", " + JsonString(key) + ": " + value;
+  // Speed-up of this record over the case's 1-thread record (emitted first: thread counts ascend).
+  const double median = Median(r.samples);
+  if (r.threads == 1) one_thread_median_ = median;
+  const bool rate = r.unit == "qps" || r.unit == "taxels_per_s", time = r.unit == "ms" || r.unit == "us";
+  if (r.threads > 1 && std::isfinite(one_thread_median_) && (rate || time)) {
+    line += ", \"speedup_vs_1thread\": " + JsonNumber(rate ? median / one_thread_median_ : one_thread_median_ / median);
+  }
   line += "}\n";
   std::fputs(line.c_str(), stdout);
   std::fflush(stdout);

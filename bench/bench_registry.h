@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,7 +88,8 @@ class Context {
 
   /// A record for this case with the given thread count and unit.
   Record NewRecord(int threads, const std::string& unit) const;
-  /// Prints the record as one JSON line on stdout and flushes.
+  /// Prints the record as one JSON line on stdout and flushes. Records with more than one thread
+  /// get "speedup_vs_1thread" (time or rate units) against the case's 1-thread record, if any.
   void Emit(const Record& r) const;
 
  private:
@@ -95,6 +97,7 @@ class Context {
   int repeats_;
   bool quick_;
   std::vector<int> thread_counts_;
+  mutable double one_thread_median_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 using CaseFn = std::function<void(Context& ctx)>;

@@ -177,17 +177,14 @@ void AddWorkFields(const WorkPerQuery& w, Record* r) {
 
 void RunSdfNear(Context& ctx, const std::string& mesh) {
   const SdfFixture& f = GetSdfFixture(mesh);
-  double qps_1thread = NAN;
   for (const int threads : ctx.thread_counts()) {
     const NearTimings& t = GetNearTimings(mesh, threads, ctx.repeats());
     Record r = ctx.NewRecord(threads, "qps");
     r.samples = t.taxel_s;
     SamplesToRate(&r, kSdfPoints);
     const double qps = Median(r.samples);
-    if (threads == 1) qps_1thread = qps;
     AddMeshFields(f, &r);
     r.AddNumber("search_radius_m", kNearShell);
-    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
 #ifdef TAXEL_BENCH_HAVE_EMBREE
     const double embree_qps = MedianRate(t.embree_s, kSdfPoints);
     r.AddNumber("embree_qps", embree_qps);
@@ -206,16 +203,12 @@ void RunSdfNear(Context& ctx, const std::string& mesh) {
 void RunSdfUniform(Context& ctx, const std::string& mesh) {
   const SdfFixture& f = GetSdfFixture(mesh);
   std::vector<double> out(f.uniform_points.size());
-  double qps_1thread = NAN;
   for (const int threads : ctx.thread_counts()) {
     ThreadPool pool(threads);
     Record r = ctx.NewRecord(threads, "qps");
     r.samples = TimeRepeats(ctx.repeats(), [&] { TaxelQueryAll(pool, *f.sdf, f.uniform_points, INFINITY, &out); });
     SamplesToRate(&r, kSdfPoints);
-    const double qps = Median(r.samples);
-    if (threads == 1) qps_1thread = qps;
     AddMeshFields(f, &r);
-    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
     int64_t inside = 0;
     for (const double d : out) inside += d < 0;
     r.AddInt("inside", inside);
@@ -227,17 +220,13 @@ void RunSdfUniform(Context& ctx, const std::string& mesh) {
 #ifdef TAXEL_BENCH_HAVE_EMBREE
 void RunEmbreeNear(Context& ctx, const std::string& mesh) {
   const SdfFixture& f = GetSdfFixture(mesh);
-  double qps_1thread = NAN;
   for (const int threads : ctx.thread_counts()) {
     const NearTimings& t = GetNearTimings(mesh, threads, ctx.repeats());
     Record r = ctx.NewRecord(threads, "qps");
     r.samples = t.embree_s;
     SamplesToRate(&r, kSdfPoints);
-    const double qps = Median(r.samples);
-    if (threads == 1) qps_1thread = qps;
     AddMeshFields(f, &r);
     r.AddNumber("search_radius_m", kNearShell);
-    if (threads > 1 && std::isfinite(qps_1thread)) r.AddNumber("speedup_vs_1thread", qps / qps_1thread);
     const NearCheck& check = GetNearCheck(mesh);
     r.AddInt("mismatches", check.mismatches);
     r.AddInt("compared", check.compared);

@@ -10,7 +10,6 @@ namespace taxel::bench {
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
                     const geometry::MeshStore& meshes,
                     const std::function<void(Record&, const scene::Scene&)>& extra) {
-  double one_thread_ms = NAN;
   for (int threads : ctx.thread_counts()) {
     auto scene = scene::Scene::Create(spec, meshes);
     TAXEL_CHECK(scene.ok());
@@ -22,11 +21,8 @@ void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vecto
     Record r = ctx.NewRecord(threads, "ms");
     r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
     ScaleSamples(&r, 1e3);
-    const double median_ms = Median(r.samples);
     r.AddInt("envs", spec.num_envs);
     extra(r, **scene);
-    if (threads == 1) one_thread_ms = median_ms;
-    if (threads > 1 && std::isfinite(one_thread_ms)) r.AddNumber("speedup_vs_1thread", one_thread_ms / median_ms);
     ctx.Emit(r);
   }
 }

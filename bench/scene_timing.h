@@ -13,7 +13,7 @@ namespace taxel::bench {
 
 /// For every thread count of the context: creates the scene, times Scene::Step on `poses` (xyzw,
 /// dt 0.01) over the repeats, and emits a record in ms with "envs", the fields `extra` adds (it
-/// sees the scene after the last step) and, above one thread, "speedup_vs_1thread".
+/// sees the scene after the last step).
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
                     const geometry::MeshStore& meshes,
                     const std::function<void(Record&, const scene::Scene&)>& extra);
