@@ -5,6 +5,7 @@
 
 #include "bench/bench_registry.h"
 #include "bench/humanoid_scenario.h"
+#include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
 #include "core/scene/scene.h"
@@ -48,10 +49,7 @@ void Run(Context& ctx, contact::ContactSource source) {
     auto scene = scene::Scene::Create(h.spec, meshes);
     TAXEL_CHECK(scene.ok());
     ThreadPool pool(threads);
-    scene::StepInput in;
-    in.poses = h.poses;
-    in.quat_order = QuatOrder::kXyzw;
-    in.dt = 0.01;
+    scene::StepInput in = XyzwStepInput(h.poses);
     in.contacts.env = env;
     in.contacts.body = body;
     in.contacts.partner = partner;

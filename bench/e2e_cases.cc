@@ -15,6 +15,7 @@
 
 #include "bench/bench_registry.h"
 #include "bench/grasp_scenario.h"
+#include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
@@ -123,20 +124,16 @@ void RunLatency(Context& ctx, bool stream) {
   ctx.Emit(r);
 }
 
-double InprocMedianMs(int repeats) {
-  static std::map<int, double>* cache = new std::map<int, double>();
+// The grasp batch stepped in process on the server's thread count: ms per step, measured once per
+// repeat count and shared by inproc_grasp_batch and the e2e records' "inproc_ms".
+const std::vector<double>& InprocSamplesMs(int repeats) {
+  static std::map<int, std::vector<double>>* cache = new std::map<int, std::vector<double>>();
   if (auto it = cache->find(repeats); it != cache->end()) return it->second;
   geometry::MeshStore meshes;
   const GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
-  auto scene = scene::Scene::Create(g.spec, meshes);
-  TAXEL_CHECK(scene.ok());
-  ThreadPool pool(kServerThreads);
-  scene::StepInput in;
-  in.poses = g.poses;
-  in.quat_order = QuatOrder::kXyzw;
-  in.dt = 0.01;
-  const double ms = 1e3 * Median(TimeRepeats(repeats, [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); }));
-  return cache->emplace(repeats, ms).first->second;
+  std::vector<double> ms = TimeSceneStepSeconds(g.spec, g.poses, meshes, kServerThreads, repeats);
+  for (double& v : ms) v *= 1e3;
+  return cache->emplace(repeats, std::move(ms)).first->second;
 }
 
 // The grasp batch stepped with read.none: the round trip without the 12 MB of readings.
@@ -162,7 +159,7 @@ void RunGraspBatch(Context& ctx, bool stream) {
   r.AddNumber("steps_per_s", 1e3 / median);
   r.AddInt("envs", 1024);
   r.AddInt("response_bytes", 2LL * 1024 * 512 * 3 * 4);
-  const double inproc = InprocMedianMs(ctx.repeats());
+  const double inproc = Median(InprocSamplesMs(ctx.repeats()));
   r.AddNumber("inproc_ms", inproc);
   r.AddNumber("server_evaluate_ms", g_last_phases.evaluate);
   r.AddNumber("server_encode_ms", g_last_phases.encode);
@@ -178,18 +175,8 @@ TAXEL_BENCH_CASE("e2e_step/1env_stream", [](Context& ctx) { RunLatency(ctx, true
 TAXEL_BENCH_CASE("e2e_grasp_batch/unary", [](Context& ctx) { RunGraspBatch(ctx, false); });
 TAXEL_BENCH_CASE("e2e_grasp_batch/stream", [](Context& ctx) { RunGraspBatch(ctx, true); });
 TAXEL_BENCH_CASE("inproc_grasp_batch", [](Context& ctx) {
-  geometry::MeshStore meshes;
-  const GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
-  auto scene = scene::Scene::Create(g.spec, meshes);
-  TAXEL_CHECK(scene.ok());
-  ThreadPool pool(kServerThreads);
-  scene::StepInput in;
-  in.poses = g.poses;
-  in.quat_order = QuatOrder::kXyzw;
-  in.dt = 0.01;
   Record r = ctx.NewRecord(kServerThreads, "ms");
-  r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
-  ScaleSamples(&r, 1e3);
+  r.samples = InprocSamplesMs(ctx.repeats());
   r.AddInt("envs", 1024);
   ctx.Emit(r);
 });

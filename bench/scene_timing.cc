@@ -7,22 +7,46 @@
 
 namespace taxel::bench {
 
+scene::StepInput XyzwStepInput(const std::vector<double>& poses) {
+  scene::StepInput in;
+  in.poses = poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  return in;
+}
+
+namespace {
+
+std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geometry::MeshStore& meshes) {
+  auto scene = scene::Scene::Create(spec, meshes);
+  TAXEL_CHECK(scene.ok());
+  return *std::move(scene);
+}
+
+std::vector<double> TimeSteps(scene::Scene& scene, const std::vector<double>& poses, int threads, int repeats) {
+  ThreadPool pool(threads);
+  const scene::StepInput in = XyzwStepInput(poses);
+  return TimeRepeats(repeats, [&] { TAXEL_CHECK(scene.Step(in, pool).ok()); });
+}
+
+}  // namespace
+
+std::vector<double> TimeSceneStepSeconds(const scene::SceneSpec& spec, const std::vector<double>& poses,
+                                         const geometry::MeshStore& meshes, int threads, int repeats) {
+  auto scene = MustCreate(spec, meshes);
+  return TimeSteps(*scene, poses, threads, repeats);
+}
+
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
                     const geometry::MeshStore& meshes,
                     const std::function<void(Record&, const scene::Scene&)>& extra) {
   for (int threads : ctx.thread_counts()) {
-    auto scene = scene::Scene::Create(spec, meshes);
-    TAXEL_CHECK(scene.ok());
-    ThreadPool pool(threads);
-    scene::StepInput in;
-    in.poses = poses;
-    in.quat_order = QuatOrder::kXyzw;
-    in.dt = 0.01;
+    auto scene = MustCreate(spec, meshes);
     Record r = ctx.NewRecord(threads, "ms");
-    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
+    r.samples = TimeSteps(*scene, poses, threads, ctx.repeats());
     ScaleSamples(&r, 1e3);
     r.AddInt("envs", spec.num_envs);
-    extra(r, **scene);
+    extra(r, *scene);
     ctx.Emit(r);
   }
 }

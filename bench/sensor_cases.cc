@@ -149,10 +149,7 @@ void RunImperfections(Context& ctx) {
   for (auto& s : noisy.spec.sensors) s.imperfections = FullPipeline();
   for (int threads : ctx.thread_counts()) {
     ThreadPool pool(threads);
-    scene::StepInput in;
-    in.poses = clean.poses;
-    in.quat_order = QuatOrder::kXyzw;
-    in.dt = 0.01;
+    const scene::StepInput in = XyzwStepInput(clean.poses);
     auto truth_only = scene::Scene::Create(clean.spec, meshes);
     auto measured = scene::Scene::Create(noisy.spec, meshes);
     TAXEL_CHECK(truth_only.ok() && measured.ok());
