@@ -123,7 +123,6 @@ class MeasuredPipeline {
   bool separable_ = false;
   std::vector<double> g_rows_, g_cols_;
   std::vector<uint8_t> active_;  // radius > 0
-  mutable std::vector<float> scratch_;  // not thread-safe across envs: see Process
 
   // Per-env state.
   std::vector<double> gains_;       // [E·n]

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/codec.h"
+#include "taxel/client.h"
 #include "tests/support/scene_fixtures.h"
 
 namespace taxel::server {
@@ -17,24 +18,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace taxel::testing;  // NOLINT
 
-// Wire tensors built by hand (the codec tests do not link the client library).
-template <typename T>
-v1::Tensor MakeTensor(v1::DType dtype, const std::vector<int64_t>& shape, const std::vector<T>& values) {
-  v1::Tensor t;
-  t.set_dtype(dtype);
-  t.mutable_shape()->Assign(shape.begin(), shape.end());
-  t.set_data(values.data(), values.size() * sizeof(T));
-  return t;
-}
-v1::Tensor DoubleTensor(const std::vector<int64_t>& shape, const std::vector<double>& v) {
-  return MakeTensor(v1::FLOAT64, shape, v);
-}
-v1::Tensor FloatTensor(const std::vector<int64_t>& shape, const std::vector<float>& v) {
-  return MakeTensor(v1::FLOAT32, shape, v);
-}
-v1::Tensor Int32Tensor(const std::vector<int64_t>& shape, const std::vector<int32_t>& v) {
-  return MakeTensor(v1::INT32, shape, v);
-}
+// Wire tensors: DoubleTensor, FloatTensor, Int32Tensor of the C++ client library (taxel/client.h).
 
 constexpr double kZ = 0.005;  // top face of the pad, where the probes sit
 constexpr double kR = 0.002;  // probe radius
