@@ -273,19 +273,7 @@ TEST(SensorSpecCodecTest, RadiusShapesAccepted) {
 // Decode errors: code INVALID_ARGUMENT and the path of the offending field.
 
 v1::SceneSpec ValidWire() {
-  scene::SceneSpec spec;
-  spec.name = "s";
-  spec.num_envs = 2;
-  spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
-  spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})}));
-  sensors::SensorSpec s;
-  s.name = "kin";
-  s.kind = sensors::SensorKind::kKinematicTaxel;
-  s.link = "pad";
-  s.probe_local_pos = PlanarGrid(2, 2, 0.01, 0.005);
-  s.grid_rows = s.grid_cols = 2;
-  s.probe_radius = {0.002};
-  spec.sensors.push_back(s);
+  const scene::SceneSpec spec = PadAndBallSpec("s", 2, 2);
   v1::SceneSpec wire;
   EncodeSceneSpec(spec, &wire);
   return wire;

@@ -14,23 +14,6 @@ namespace {
 
 using namespace taxel::testing;  // NOLINT
 
-scene::SceneSpec PadAndBall() {
-  scene::SceneSpec spec;
-  spec.name = "smoke";
-  spec.num_envs = 2;
-  spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
-  spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})}));
-  sensors::SensorSpec s;
-  s.name = "kin";
-  s.kind = sensors::SensorKind::kKinematicTaxel;
-  s.link = "pad";
-  s.probe_local_pos = PlanarGrid(5, 5, 0.01, 0.005);
-  s.grid_rows = s.grid_cols = 5;
-  s.probe_radius = {0.002};
-  spec.sensors.push_back(s);
-  return spec;
-}
-
 TEST(ServerSmokeTest, StepOverGrpcEqualsInProcess) {
   ServerOptions options;
   options.address = "127.0.0.1:0";
@@ -44,7 +27,7 @@ TEST(ServerSmokeTest, StepOverGrpcEqualsInProcess) {
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->limits().max_message_bytes(), 64 << 20);
 
-  const scene::SceneSpec spec = PadAndBall();
+  const scene::SceneSpec spec = PadAndBallSpec("smoke", 2, 5);
   v1::SceneSpec wire;
   EncodeSceneSpec(spec, &wire);
   auto created = (*client)->CreateScene(wire);

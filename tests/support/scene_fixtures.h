@@ -74,6 +74,25 @@ inline std::vector<double> PosesXyzw(const std::vector<Eigen::Vector3d>& positio
   return out;
 }
 
+/// A robot "hand" with a 6 × 6 × 1 cm box pad, an object "ball" (sphere, r = 5 cm) and, on the pad's
+/// top face (z = 5 mm), a grid × grid KinematicTaxel "kin" (pitch 1 cm, R = 2 mm).
+inline scene::SceneSpec PadAndBallSpec(const std::string& name, int num_envs, int grid) {
+  scene::SceneSpec spec;
+  spec.name = name;
+  spec.num_envs = num_envs;
+  spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
+  spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})}));
+  sensors::SensorSpec s;
+  s.name = "kin";
+  s.kind = sensors::SensorKind::kKinematicTaxel;
+  s.link = "pad";
+  s.probe_local_pos = PlanarGrid(grid, grid, 0.01, 0.005);
+  s.grid_rows = s.grid_cols = grid;
+  s.probe_radius = {0.002};
+  spec.sensors.push_back(s);
+  return spec;
+}
+
 }  // namespace taxel::testing
 
 #endif  // TAXEL_TESTS_SUPPORT_SCENE_FIXTURES_H_
