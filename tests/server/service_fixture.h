@@ -71,14 +71,8 @@ inline scene::SceneSpec GraspSpec(const std::string& name, int num_envs, const s
   plane.X_WL.p = Eigen::Vector3d(0, 0, -1);
   spec.entities.push_back(Entity("ground", scene::EntityKind::kTerrain, {plane}));
 
-  sensors::SensorSpec kin;
-  kin.name = "kin";
-  kin.kind = sensors::SensorKind::kKinematicTaxel;
-  kin.link = "hand/pad";
-  kin.probe_local_pos = PlanarGrid(5, 5, 0.01, kPadHalfZ);
-  kin.grid_rows = kin.grid_cols = 5;
-  kin.probe_radius = {kProbeR};
-  spec.sensors.push_back(kin);
+  spec.sensors.push_back(
+      GridSensor("kin", sensors::SensorKind::kKinematicTaxel, "hand/pad", 5, 0.01, kPadHalfZ, kProbeR));
 
   sensors::SensorSpec depth;
   depth.name = "depth";

@@ -21,26 +21,16 @@ scene::SceneSpec SensorsSpec(const std::string& name) {
   kin.imperfections.probe_gain = {1.5};
   kin.imperfections.noise = 0.01;
   kin.imperfections.history_length = 3;
-  sensors::SensorSpec gel;
-  gel.name = "gel";
-  gel.kind = sensors::SensorKind::kElastomerTaxel;
-  gel.link = "hand/pad";
-  gel.probe_local_pos = PlanarGrid(8, 8, 0.005, kPadHalfZ);
-  gel.grid_rows = gel.grid_cols = 8;
-  gel.probe_radius = {0.001};
+  sensors::SensorSpec gel =
+      GridSensor("gel", sensors::SensorKind::kElastomerTaxel, "hand/pad", 8, 0.005, kPadHalfZ, 0.001);
   gel.probe_local_normal = {{0, 0, 1}};
   gel.track_links = {"ball/body"};
   gel.n_sample_points = 200;
   gel.imperfections.hysteresis_strength = 0.5;
   gel.imperfections.hysteresis_tau = 0.05;
   spec.sensors.push_back(gel);
-  sensors::SensorSpec prox;
-  prox.name = "prox";
-  prox.kind = sensors::SensorKind::kProximityTaxel;
-  prox.link = "hand/pad";
-  prox.probe_local_pos = PlanarGrid(4, 4, 0.01, kPadHalfZ);
-  prox.grid_rows = prox.grid_cols = 4;
-  prox.probe_radius = {0.006};
+  sensors::SensorSpec prox =
+      GridSensor("prox", sensors::SensorKind::kProximityTaxel, "hand/pad", 4, 0.01, kPadHalfZ, 0.006);
   prox.probe_local_normal = {{0, 0, 1}};
   prox.track_links = {"ball"};
   prox.n_sample_points = 300;

@@ -74,6 +74,20 @@ inline std::vector<double> PosesXyzw(const std::vector<Eigen::Vector3d>& positio
   return out;
 }
 
+/// A sensor of `kind` on `link` with a grid × grid layout (PlanarGrid at z0, spacing `pitch`) and
+/// one shared probe radius; other options at their defaults.
+inline sensors::SensorSpec GridSensor(const std::string& name, sensors::SensorKind kind, const std::string& link,
+                                      int grid, double pitch, double z0, double radius) {
+  sensors::SensorSpec s;
+  s.name = name;
+  s.kind = kind;
+  s.link = link;
+  s.probe_local_pos = PlanarGrid(grid, grid, pitch, z0);
+  s.grid_rows = s.grid_cols = grid;
+  s.probe_radius = {radius};
+  return s;
+}
+
 /// A robot "hand" with a 6 × 6 × 1 cm box pad, an object "ball" (sphere, r = 5 cm) and, on the pad's
 /// top face (z = 5 mm), a grid × grid KinematicTaxel "kin" (pitch 1 cm, R = 2 mm).
 inline scene::SceneSpec PadAndBallSpec(const std::string& name, int num_envs, int grid) {
@@ -82,14 +96,7 @@ inline scene::SceneSpec PadAndBallSpec(const std::string& name, int num_envs, in
   spec.num_envs = num_envs;
   spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
   spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})}));
-  sensors::SensorSpec s;
-  s.name = "kin";
-  s.kind = sensors::SensorKind::kKinematicTaxel;
-  s.link = "pad";
-  s.probe_local_pos = PlanarGrid(grid, grid, 0.01, 0.005);
-  s.grid_rows = s.grid_cols = grid;
-  s.probe_radius = {0.002};
-  spec.sensors.push_back(s);
+  spec.sensors.push_back(GridSensor("kin", sensors::SensorKind::kKinematicTaxel, "pad", grid, 0.01, 0.005, 0.002));
   return spec;
 }
 
