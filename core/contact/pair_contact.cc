@@ -25,11 +25,12 @@ double Integrate(const std::function<double(double)>& f, double a, double b) {
   if (!(b > a)) return 0;
   const double fa = f(a), fb = f(b), fm = f(0.5 * (a + b));
   const double whole = (b - a) / 6 * (fa + 4 * fm + fb);
-  // Scale from 64 samples so that the tolerance is relative to the integral's size (a clamped
-  // pressure may be non-zero on a narrow band only; one narrower than b − a over 64 and missed by
-  // every sample carries a negligible share of the force).
+  // Scale from 8 samples so that the tolerance is relative to the integral's size. A clamped
+  // pressure may be non-zero on a narrow band only: when all 8 miss it, look again with 64 (a band
+  // narrower than (b − a)/64 that every sample misses carries a negligible share of the force).
   double scale = std::abs(whole);
-  for (int i = 1; i < 64; ++i) scale = std::max(scale, std::abs(f(a + (b - a) * i / 64.0)) * (b - a));
+  for (int i = 1; i < 8; ++i) scale = std::max(scale, std::abs(f(a + (b - a) * i / 8.0)) * (b - a));
+  for (int i = 1; scale == 0 && i < 64; i += 2) scale = std::abs(f(a + (b - a) * i / 64.0)) * (b - a);
   if (scale == 0) return 0;
   return AdaptiveSimpson(f, a, b, fa, fm, fb, whole, 1e-11 * scale, 40);
 }
