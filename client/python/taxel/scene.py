@@ -345,7 +345,9 @@ class StepStream:
     """One StepStream call: `step()` sends one request and waits for its response (sequence
     numbers are checked). Use as a context manager, or call `close()`. After an error the stream
     is closed; with the scene's auto_recreate, a NOT_FOUND for the scene re-creates it, opens a
-    new stream and re-sends the step once."""
+    new stream and re-sends the step once. A stream that fails UNAVAILABLE before its first
+    response (a connection to a server that has since restarted) is reopened and the step re-sent
+    once: no server saw it."""
 
     def __init__(self, scene: Scene, timeout: Optional[float] = None):
         self._scene = scene
@@ -368,6 +370,7 @@ class StepStream:
 
         client = self._scene._client
         self._queue = q
+        self._received = 0
         self._responses = client._raw["StepStream"](requests(), timeout=self._timeout, metadata=client._metadata,
                                                     wait_for_ready=client.wait_for_ready)
 
@@ -390,10 +393,13 @@ class StepStream:
         """Like Scene.step, over the stream."""
         req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
         with self._lock:
-            for attempt in (0, 1):
+            reopened = recreated = False
+            resend = False  # re-send the same sequence number: no server saw the request
+            while True:
                 if self._responses is None:
                     raise UnavailableError("step stream: the stream is closed", code=grpc.StatusCode.UNAVAILABLE)
-                self._sequence += 1
+                if not resend:
+                    self._sequence += 1
                 req.sequence = self._sequence
                 self._queue.put(req)
                 try:
@@ -407,17 +413,21 @@ class StepStream:
                     self._end_requests()
                     self._responses = None
                     err = from_rpc_error(e)
-                    if attempt == 0 and self._scene._recreate_after(err):
-                        self._open()
-                        continue
-                    raise err from None
+                    if err.code == grpc.StatusCode.UNAVAILABLE and self._received == 0 and not reopened:
+                        reopened = resend = True
+                    elif not recreated and self._scene._recreate_after(err):
+                        recreated, resend = True, False
+                    else:
+                        raise err from None
+                    self._open()
+                    continue
+                self._received += 1
                 result = StepResult.from_wire(resp)
                 if result.sequence != req.sequence:  # pragma: no cover - a server bug
                     self.cancel()
                     raise TaxelError(f"step stream: response sequence {result.sequence} for request {req.sequence}",
                                      code=grpc.StatusCode.INTERNAL)
                 return result
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         """Half-closes the stream and waits for the server to end it; errors raise TaxelError."""
