@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace taxel {
 namespace {
 
@@ -48,7 +52,7 @@ inline void SinCosTurns(float u, float* c, float* s) {
 // 64 normals from the blocks (c0, c1, c2 … c2 + 7, c3): Philox4x32-10 on 8 counters side by side
 // (lane-parallel loops), then Box–Muller per word. Output order: block l, word i → out[8l + 2i],
 // out[8l + 2i + 1].
-__attribute__((target_clones("avx2", "default"))) void NormalsBatch(uint32_t k0_in, uint32_t k1_in, uint32_t c0,
+void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0,
                                                                      uint32_t c1, uint32_t c2, uint32_t c3,
                                                                      float* out) {
   uint32_t x0[kLanes], x1[kLanes], x2[kLanes], x3[kLanes];
@@ -85,19 +89,151 @@ __attribute__((target_clones("avx2", "default"))) void NormalsBatch(uint32_t k0_
   }
 }
 
+#if defined(__x86_64__)
+// NormalsBatchPortable with AVX2 intrinsics, one lane per block: the same operations in the same
+// order (no FMA), so the two give bit-identical numbers.
+#define TAXEL_AVX2 __attribute__((target("avx2")))
+
+TAXEL_AVX2 inline __m256i MulHiLo(__m256i a, __m256i m, __m256i* lo) {
+  // 32×32 → 64-bit products of the even lanes, then of the odd lanes (shifted down).
+  const __m256i even = _mm256_mul_epu32(a, m);
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+  *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+  return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+TAXEL_AVX2 inline __m256 FastLog8(__m256 x) {
+  const __m256i bits = _mm256_castps_si256(x);
+  __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+  __m256 m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x3f800000)));
+  const __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(_mm256_set1_ps(0.5f), m), big);
+  e = _mm256_sub_epi32(e, _mm256_castps_si256(big));  // big lanes are all ones = −1
+  const __m256 one = _mm256_set1_ps(1.f);
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(m, one), _mm256_add_ps(m, one)), t2 = _mm256_mul_ps(t, t);
+  __m256 series = _mm256_add_ps(_mm256_set1_ps(1.f / 7), _mm256_mul_ps(t2, _mm256_set1_ps(1.f / 9)));
+  series = _mm256_add_ps(_mm256_set1_ps(1.f / 5), _mm256_mul_ps(t2, series));
+  series = _mm256_add_ps(_mm256_set1_ps(1.f / 3), _mm256_mul_ps(t2, series));
+  series = _mm256_add_ps(one, _mm256_mul_ps(t2, series));
+  return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(e), _mm256_set1_ps(0.693147180559945f)),
+                       _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.f), t), series));
+}
+
+TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
+  const __m256i qi = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(4.f), u), _mm256_set1_ps(0.5f)));
+  const __m256 q = _mm256_cvtepi32_ps(qi);
+  const __m256 phi = _mm256_mul_ps(_mm256_set1_ps(6.28318530718f), _mm256_sub_ps(u, _mm256_mul_ps(_mm256_set1_ps(0.25f), q)));
+  const __m256 p2 = _mm256_mul_ps(phi, phi);
+  const __m256 one = _mm256_set1_ps(1.f);
+  __m256 cp = _mm256_add_ps(_mm256_set1_ps(-1.f / 720), _mm256_mul_ps(p2, _mm256_set1_ps(1.f / 40320)));
+  cp = _mm256_add_ps(_mm256_set1_ps(1.f / 24), _mm256_mul_ps(p2, cp));
+  cp = _mm256_add_ps(_mm256_set1_ps(-1.f / 2), _mm256_mul_ps(p2, cp));
+  cp = _mm256_add_ps(one, _mm256_mul_ps(p2, cp));
+  __m256 sp = _mm256_add_ps(_mm256_set1_ps(-1.f / 5040), _mm256_mul_ps(p2, _mm256_set1_ps(1.f / 362880)));
+  sp = _mm256_add_ps(_mm256_set1_ps(1.f / 120), _mm256_mul_ps(p2, sp));
+  sp = _mm256_add_ps(_mm256_set1_ps(-1.f / 6), _mm256_mul_ps(p2, sp));
+  sp = _mm256_mul_ps(phi, _mm256_add_ps(one, _mm256_mul_ps(p2, sp)));
+  const __m256i quarter = _mm256_and_si256(qi, _mm256_set1_epi32(3));
+  const __m256 swap = _mm256_castsi256_ps(
+      _mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
+  const __m256 a = _mm256_blendv_ps(cp, sp, swap), b = _mm256_blendv_ps(sp, cp, swap);
+  // Sign flips as multiplications by ±1 (as the portable code does: −0 stays −0 either way).
+  const __m256i neg_c = _mm256_and_si256(_mm256_xor_si256(quarter, _mm256_srli_epi32(quarter, 1)), _mm256_set1_epi32(1));
+  const __m256i neg_s = _mm256_srli_epi32(quarter, 1);
+  const __m256i two = _mm256_set1_epi32(2), one_i = _mm256_set1_epi32(1);
+  *c = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(one_i, _mm256_mullo_epi32(two, neg_c))), a);
+  *s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(one_i, _mm256_mullo_epi32(two, neg_s))), b);
+}
+
+TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                 float* out) {
+  __m256i x0 = _mm256_set1_epi32(static_cast<int>(c0)), x1 = _mm256_set1_epi32(static_cast<int>(c1));
+  __m256i x2 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  __m256i x3 = _mm256_set1_epi32(static_cast<int>(c3));
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM0));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM1));
+  uint32_t k0 = k0_in, k1 = k1_in;
+  for (int round = 0; round < 10; ++round) {
+    __m256i lo0, lo1;
+    const __m256i hi0 = MulHiLo(x0, m0, &lo0);
+    const __m256i hi1 = MulHiLo(x2, m1, &lo1);
+    const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(k0)));
+    const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(k1)));
+    x0 = y0, x1 = lo1, x2 = y2, x3 = lo0;
+    k0 += Philox4x32::kW0;
+    k1 += Philox4x32::kW1;
+  }
+  const __m256i words[4] = {x0, x1, x2, x3};
+  __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
+  const __m256 ln2_20 = _mm256_set1_ps(20 * 0.693147180559945f);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i w = words[i];
+    const __m256 k = _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, kAngleBits)), _mm256_set1_ps(0.5f));
+    const __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.f), _mm256_sub_ps(FastLog8(k), ln2_20)));
+    const __m256 u2 = _mm256_mul_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32((1 << kAngleBits) - 1))),
+                      _mm256_set1_ps(0.5f)),
+        _mm256_set1_ps(1.f / (1 << kAngleBits)));
+    __m256 c, s;
+    SinCosTurns8(u2, &c, &s);
+    v[2 * i] = _mm256_mul_ps(r, c);
+    v[2 * i + 1] = _mm256_mul_ps(r, s);
+  }
+  // Transpose 8×8: out[8l + j] = v[j] lane l.
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(out + 0, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(out + 32, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(out + 40, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(out + 48, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(out + 56, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+#undef TAXEL_AVX2
+#endif
+
+using BatchFn = void (*)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float*);
+
+BatchFn ChooseBatch() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return NormalsBatchAvx2;
+#endif
+  return NormalsBatchPortable;
+}
+
 }  // namespace
 
-void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count) {
+namespace internal {
+void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,
+                             size_t count, size_t first) {
+  static const BatchFn kBest = ChooseBatch();
+  const BatchFn batch = portable ? NormalsBatchPortable : kBest;
   constexpr size_t kBatch = 8 * kLanes;
+  const uint32_t first_block = static_cast<uint32_t>(first / 8);
   size_t done = 0;
-  for (uint32_t block = 0; done + kBatch <= count; block += kLanes, done += kBatch) {
-    NormalsBatch(rng.key0(), rng.key1(), c0, c1, block, c3, out + done);
+  for (uint32_t block = first_block; done + kBatch <= count; block += kLanes, done += kBatch) {
+    batch(rng.key0(), rng.key1(), c0, c1, block, c3, out + done);
   }
   if (done < count) {
     float tail[kBatch];
-    NormalsBatch(rng.key0(), rng.key1(), c0, c1, static_cast<uint32_t>(done / 8), c3, tail);
+    batch(rng.key0(), rng.key1(), c0, c1, first_block + static_cast<uint32_t>(done / 8), c3, tail);
     std::copy(tail, tail + (count - done), out + done);
   }
+}
+}  // namespace internal
+
+void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
+                         size_t first) {
+  internal::FillStandardNormalsWith(false, rng, c0, c1, c3, out, count, first);
 }
 
 }  // namespace taxel

@@ -65,10 +65,19 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 /// uniform u1 = (⌊w / 2^12⌋ + ½) / 2^20 and the angle uniform u2 = (w mod 2^12 + ½) / 2^12:
 /// out[2i] = √(−2 ln u1)·cos 2πu2, out[2i + 1] = √(−2 ln u1)·sin 2πu2. The tails are cut at
 /// √(2 ln 2^21) ≈ 5.4σ and the angle has 4096 levels — ample for sensor noise. Branch-free float
-/// arithmetic (series for ln, sin and cos; no libm) over 8 blocks at a time, vectorised (AVX2 when
-/// the CPU has it, SSE2 otherwise, bit-identical results: no FMA contraction). Absolute accuracy
-/// ~1e-6.
-void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count);
+/// arithmetic (series for ln, sin and cos; no libm) over 8 blocks at a time, vectorised (AVX2
+/// intrinsics when the CPU has them, a portable loop otherwise; bit-identical results: no FMA). Absolute accuracy
+/// ~1e-6. `first` (a multiple of 8) skips the normals before it: out[i] is normal number first + i of
+/// the sequence, so a long sequence can be produced piece by piece.
+void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
+                         size_t first = 0);
+
+namespace internal {
+/// FillStandardNormals on the portable path (`portable`) or the fastest one this CPU has (what
+/// FillStandardNormals uses). For tests: the two are bit-identical.
+void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,
+                             size_t count, size_t first);
+}  // namespace internal
 
 }  // namespace taxel
 

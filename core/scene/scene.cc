@@ -13,6 +13,12 @@ namespace {
 
 constexpr int kProbesPerTask = 1024;
 
+// Probes per evaluation task of a sensor. The elastomer's dilation couples every marker of an
+// env: one task per (env, sensor).
+int ProbesPerTask(const sensors::Sensor& s) {
+  return s.kind() == sensors::SensorKind::kElastomerTaxel ? s.num_probes() : kProbesPerTask;
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -247,8 +253,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
       const int np = s->num_probes();
-      // The elastomer's dilation couples every marker of an env: one task per (env, sensor).
-      const int chunk = s->kind() == sensors::SensorKind::kElastomerTaxel ? np : kProbesPerTask;
+      const int chunk = ProbesPerTask(*s);
       for (int b = 0; b < np; b += chunk) tasks.push_back({e, s.get(), b, std::min(np, b + chunk)});
     }
   }
@@ -280,6 +285,11 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
         sensors::EvaluateProbeRange(sensor, task.env, task.begin, task.end, step, link, worker_candidates_[worker]);
       }
     }
+    // A task that covers the whole sensor runs its measured branch right away, while the kernel's
+    // raw output is still in cache.
+    if (sensor.pipeline() && task.begin == 0 && task.end == sensor.num_probes()) {
+      sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], in.dt);
+    }
   });
   // Contact matrix.
   if (contacts_ != nullptr) {
@@ -291,11 +301,12 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
                            [&](int64_t i, int) { contacts_->EstimateEnv(envs[i], *model_, kin); });
     }
   }
-  // Measured branch: the imperfection pipeline per (env, sensor), after all kernels.
+  // Measured branch of the sensors split over several tasks: the imperfection pipeline per
+  // (env, sensor), after all kernels.
   std::vector<std::pair<int, sensors::Sensor*>> measured;
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
-      if (s->pipeline()) measured.push_back({e, s.get()});
+      if (s->pipeline() && s->num_probes() > ProbesPerTask(*s)) measured.push_back({e, s.get()});
     }
   }
   executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {

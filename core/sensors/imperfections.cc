@@ -190,6 +190,8 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   hyst_prev_.assign(nc, 0.f);
   walk_.assign(nc, 0.f);
   held_.assign(nc, 0.f);
+  hyst_blocks_ = (static_cast<size_t>(n_) * channels_ + kHystBlock - 1) / kHystBlock;
+  hyst_zero_.assign(static_cast<size_t>(num_envs) * hyst_blocks_, 1);
   written_.assign(num_envs, 0);
   active_.resize(n_);
   for (int k = 0; k < n_; ++k) active_[k] = layout.radius(k) > 0 || layout.max_radius() == 0;
@@ -260,7 +262,15 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     source_weight_normal_ = weights(kernel_normal_);
     source_weight_shear_ = weights(kernel_shear_);
     source_weight_torque_ = weights(kernel_torque_);
+    if (separable_) {
+      inv_source_weight_.resize(n_);
+      for (int k = 0; k < n_; ++k) {
+        inv_source_weight_[k] = source_weight_normal_[k] > 0 ? static_cast<float>(1 / source_weight_normal_[k]) : 0.f;
+      }
+    }
   }
+  g_rows_f_.assign(g_rows_.begin(), g_rows_.end());
+  g_cols_f_.assign(g_cols_.begin(), g_cols_.end());
   for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
 }
 
@@ -312,6 +322,8 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   std::fill(hyst_prev_.begin() + off, hyst_prev_.begin() + off + nc, 0.f);
   std::fill(walk_.begin() + off, walk_.begin() + off + nc, 0.f);
   std::fill(held_.begin() + off, held_.begin() + off + nc, 0.f);
+  std::fill(hyst_zero_.begin() + static_cast<size_t>(env) * hyst_blocks_,
+            hyst_zero_.begin() + static_cast<size_t>(env + 1) * hyst_blocks_, 1);
   if (ring_ > 0) {
     const size_t rbase = static_cast<size_t>(env) * ring_ * nc;
     std::fill(ring_data_.begin() + rbase, ring_data_.begin() + rbase + ring_ * nc, 0.f);
@@ -329,6 +341,9 @@ void MeasuredPipeline::Prepare(double dt) {
   // Keep every env's samples in order: slot (written − 1 − h) mod size holds sample age h.
   for (int e = 0; e < num_envs_; ++e) {
     const uint64_t w = written_[e];
+    if (ring_ == 0 && w > 0) {  // the held sample becomes the newest slot
+      std::copy_n(&held_[static_cast<size_t>(e) * nc], nc, &grown[(static_cast<size_t>(e) * need + (w - 1) % need) * nc]);
+    }
     const int keep = static_cast<int>(std::min<uint64_t>(w, ring_));
     for (int h = 0; h < keep; ++h) {
       const float* src = &ring_data_[(static_cast<size_t>(e) * ring_ + (w - 1 - h) % ring_) * nc];
@@ -375,66 +390,90 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
   }
 }
 
-void MeasuredPipeline::SeparableCorrelate(const float* x, float* y) const {
-  // All C channels at once (they share the kernel), channel-interleaved like x and y so that the
-  // innermost loops run over contiguous channels.
-  const int rows = layout_->rows(), cols = layout_->cols(), C = channels_;
-  const int hr = kr_ / 2, hc = kc_ / 2, pcols = cols + 2 * hc;
-  const std::vector<double>* w =
-      spec_.crosstalk_border == CrosstalkBorder::kRenormalize ? &source_weight_normal_ : nullptr;
+namespace {
+
+// The separable Gaussian crosstalk of SeparableCorrelate on a rows × cols grid of C interleaved
+// channels, in float. `inv_w` (per source, or nullptr) divides the sources in renormalize mode.
+// Element-wise loops only (each output sums its taps in a fixed order), so every clone gives the
+// same bits.
+__attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float* x, const float* inv_w,
+                                                                      const uint8_t* active, int rows, int cols, int C,
+                                                                      const float* g_rows, int hr, const float* g_cols,
+                                                                      int hc, float strength, float* y) {
+  const int pcols = cols + 2 * hc;
+  const size_t row_len = static_cast<size_t>(cols) * C, prow_len = static_cast<size_t>(pcols) * C;
   // Source (divided by its weight in renormalize mode), zero-padded by hc columns each side.
-  thread_local std::vector<double> src, tmp;
-  src.assign(static_cast<size_t>(rows) * pcols * C, 0.0);
+  thread_local std::vector<float> src, tmp, acc;
+  thread_local std::vector<uint8_t> row_any;
+  src.assign(static_cast<size_t>(rows) * prow_len, 0.f);
+  row_any.assign(rows, 0);
   bool any = false;
   for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < cols; ++j) {
-      const int k = i * cols + j;
-      double* dst = &src[(static_cast<size_t>(i) * pcols + hc + j) * C];
-      const float* xk = x + static_cast<size_t>(k) * C;
-      const double wk = w == nullptr ? 1.0 : (*w)[k];
-      for (int c = 0; c < C; ++c) {
-        any |= xk[c] != 0;
-        dst[c] = w == nullptr ? xk[c] : (wk > 0 ? xk[c] / wk : 0.0);
+    const float* xr = x + i * row_len;
+    float* dst = &src[i * prow_len + static_cast<size_t>(hc) * C];
+    uint8_t row = 0;
+    for (size_t jc = 0; jc < row_len; ++jc) row |= xr[jc] != 0;
+    if (inv_w == nullptr) {
+      std::copy(xr, xr + row_len, dst);
+    } else {
+      for (int j = 0; j < cols; ++j) {
+        const float iw = inv_w[i * cols + j];
+        for (int c = 0; c < C; ++c) dst[j * C + c] = xr[j * C + c] * iw;
       }
     }
+    row_any[i] = row;
+    any |= row != 0;
   }
   if (!any) {  // nothing to spread (a pad out of contact)
-    std::fill(y, y + static_cast<size_t>(rows) * cols * C, 0.f);
+    std::fill(y, y + rows * row_len, 0.f);
     return;
   }
+  // Rows whose source is all ±0 contribute nothing, and an output row whose (2hr + 1)-row window
+  // is all ±0 reads +0 (as the sums would give): both skipped — pads are mostly out of contact.
   // Row pass into tmp, zero-padded by hr rows above and below.
-  const size_t row_len = static_cast<size_t>(cols) * C;
-  tmp.assign((rows + 2 * hr) * row_len, 0.0);
+  tmp.assign((rows + 2 * hr) * row_len, 0.f);
   for (int i = 0; i < rows; ++i) {
-    const double* s_row = &src[static_cast<size_t>(i) * pcols * C];
-    double* t = &tmp[(i + hr) * row_len];
-    for (int b = 0; b < kc_; ++b) {
-      const double g = g_cols_[b];
-      const double* s_b = s_row + static_cast<size_t>(b) * C;  // source column j + b − hc, padded
+    if (!row_any[i]) continue;
+    const float* s_row = &src[i * prow_len];
+    float* t = &tmp[(i + hr) * row_len];
+    for (int b = 0; b <= 2 * hc; ++b) {
+      const float g = g_cols[b];
+      const float* s_b = s_row + static_cast<size_t>(b) * C;  // source column j + b − hc, padded
       for (size_t jc = 0; jc < row_len; ++jc) t[jc] += g * s_b[jc];
     }
   }
   // Column pass and the blend with the identity.
-  const double strength = spec_.crosstalk_strength;
-  thread_local std::vector<double> acc;
   acc.resize(row_len);
   for (int i = 0; i < rows; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (int a = 0; a < kr_; ++a) {
-      const double g = g_rows_[a];
-      const double* t = &tmp[(i + a) * row_len];
+    float* y_row = y + i * row_len;
+    bool window = false;
+    for (int a = std::max(0, i - hr); a <= std::min(rows - 1, i + hr); ++a) window |= row_any[a] != 0;
+    if (!window) {
+      std::fill(y_row, y_row + row_len, 0.f);
+      continue;
+    }
+    std::fill(acc.begin(), acc.end(), 0.f);
+    for (int a = 0; a <= 2 * hr; ++a) {
+      const float g = g_rows[a];
+      const float* t = &tmp[(i + a) * row_len];
       for (size_t jc = 0; jc < row_len; ++jc) acc[jc] += g * t[jc];
     }
-    const double* s_row = &src[(static_cast<size_t>(i) * pcols + hc) * C];
-    float* y_row = y + i * row_len;
+    const float* s_row = &src[i * prow_len + static_cast<size_t>(hc) * C];
+    for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = (1 - strength) * s_row[jc] + strength * acc[jc];
     for (int j = 0; j < cols; ++j) {
-      const bool on = active_[i * cols + j];
-      for (int c = 0; c < C; ++c) {
-        const size_t jc = static_cast<size_t>(j) * C + c;
-        y_row[jc] = on ? static_cast<float>((1 - strength) * s_row[jc] + strength * acc[jc]) : 0.f;
-      }
+      if (!active[i * cols + j]) std::fill(y_row + j * C, y_row + (j + 1) * C, 0.f);
     }
   }
+}
+
+}  // namespace
+
+void MeasuredPipeline::SeparableCorrelate(const float* x, float* y) const {
+  // All C channels at once (they share the kernel), channel-interleaved like x and y so that the
+  // innermost loops run over contiguous channels.
+  SeparableBlur(x, inv_source_weight_.empty() ? nullptr : inv_source_weight_.data(), active_.data(), layout_->rows(),
+                layout_->cols(), channels_, g_rows_f_.data(), kr_ / 2, g_cols_f_.data(), kc_ / 2,
+                static_cast<float>(spec_.crosstalk_strength), y);
 }
 
 void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
@@ -489,76 +528,21 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
   const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
-  float* sample = &held_[off];
+  // The sample lives in its ring slot when there is a ring (no separate copy), else in held_.
+  float* const sample =
+      ring_ > 0 ? &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc] : &held_[off];
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
-    // The stages work in place on the held sample.
     if (crosstalk_) {
       Crosstalk(raw, sample);
     } else {
       std::copy(raw, raw + nc, sample);
     }
-    // Samples are update_period·dt apart: ξ decays over that time between two of them.
-    const double sample_dt = dt * spec_.update_period;
-    const float decay =
-        spec_.hysteresis_strength > 0 ? static_cast<float>(std::exp(-sample_dt / spec_.hysteresis_tau)) : 0.f;
-    const uint32_t st = static_cast<uint32_t>(step);
-    float* xs = sample;
-    // Stage by stage over the n·C values (plain loops the compiler vectorises).
-    if (spec_.hysteresis_strength > 0) {
-      float* xi = &hyst_xi_[off];
-      float* prev = &hyst_prev_[off];
-      const float strength = static_cast<float>(spec_.hysteresis_strength);
-      for (size_t i = 0; i < nc; ++i) {
-        xi[i] = decay * xi[i] + (xs[i] - prev[i]);
-        prev[i] = xs[i];
-        xs[i] += strength * xi[i];
-      }
-    }
-    thread_local std::vector<float> z;
-    if (spec_.random_walk > 0) {
-      z.resize(nc);
-      FillStandardNormals(rng_walk_, sid, e, st, z.data(), nc);
-      float* walk = &walk_[off];
-      const double sigma = spec_.random_walk;
-      for (size_t i = 0; i < nc; ++i) {
-        walk[i] += static_cast<float>(sigma * z[i]);
-        xs[i] += walk[i];
-      }
-    }
-    if (spec_.noise > 0) {
-      z.resize(nc);
-      FillStandardNormals(rng_noise_, sid, e, st, z.data(), nc);
-      const double sigma = spec_.noise;
-      for (size_t i = 0; i < nc; ++i) xs[i] += static_cast<float>(sigma * z[i]);
-    }
-    if (spec_.bias != 0) {  // (adding 0 would turn −0 into +0)
-      const float bias = static_cast<float>(spec_.bias);
-      for (size_t i = 0; i < nc; ++i) xs[i] += bias;
-    }
-    if (spec_.resolution > 0) {
-      // Round half to even in double: adding and subtracting 1.5·2^52 rounds any |q| < 2^51 to an
-      // integer in the default rounding mode (larger |q| are integers already); copysign keeps
-      // the sign of a zero as nearbyint would.
-      const double res = spec_.resolution;
-      constexpr double kMagic = 6755399441055744.0;
-      for (size_t i = 0; i < nc; ++i) {
-        const double q = static_cast<double>(xs[i]) / res;
-        const double r = std::fabs(q) < 2251799813685248.0 ? (q + kMagic) - kMagic : q;
-        xs[i] = static_cast<float>(res * std::copysign(r, q));
-      }
-    }
-    const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
-    for (int k = 0; k < n_; ++k) {
-      float* v = xs + static_cast<size_t>(k) * C;
-      if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
-      if (!active_[k]) std::fill(v, v + C, 0.f);  // fillers stay 0
-    }
-  }
-  // Timing: push the (held) sample, then read the delayed one.
-  if (ring_ > 0) {
-    float* slot = &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc];
-    std::copy(sample, sample + nc, slot);
+    ApplyStages(env, step, dt, sample);
+  } else if (ring_ > 0 && written_[env] > 0) {
+    // Between samples the held (newest) sample is pushed again.
+    const float* held = &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1) % ring_) * nc];
+    std::copy(held, held + nc, sample);
   }
   ++written_[env];
   if (spec_.delay <= 0) {
@@ -586,6 +570,117 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
   }
   const float* src = &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - age) % ring_) * nc];
   std::copy(src, src + nc, out);
+}
+
+namespace {
+
+// Per-value constants of the stages after crosstalk.
+struct ValueStageParams {
+  bool hysteresis, walk, noise, bias, quantise;
+  float decay, strength, walk_sigma, noise_sigma, bias_value, resolution, inv_resolution;
+};
+
+// The value stages on x[0, len): hysteresis (state xi, prev; one zero flag per kHystBlock values
+// in hyst_zero), random walk (state walk, increments σ·z_walk), white noise, bias, quantisation.
+// Float arithmetic, element-wise loops in a fixed order: both clones give the same bits.
+__attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
+                                                                    float* x, size_t len,
+                                                                    float* xi, float* prev, uint8_t* hyst_zero,
+                                                                    float* walk, const float* z_walk,
+                                                                    const float* z_noise) {
+  if (p.hysteresis) {
+    // ξ ← decay·ξ + (x − x_prev); y = x + s·ξ. Blocks whose state and input are all +0 stay so
+    // (the update would give +0 everywhere): skipped.
+    for (size_t b0 = 0; b0 < len; b0 += kHystBlock) {
+      const size_t bl = std::min(kHystBlock, len - b0);
+      float* xb = x + b0;
+      uint8_t& zero = hyst_zero[b0 / kHystBlock];
+      uint32_t in = 0;
+      for (size_t i = 0; i < bl; ++i) {
+        uint32_t b;
+        std::memcpy(&b, &xb[i], 4);
+        in |= b;
+      }
+      if (zero && in == 0) continue;
+      float* xib = xi + b0;
+      float* pb = prev + b0;
+      uint32_t state = 0;
+      for (size_t i = 0; i < bl; ++i) {
+        xib[i] = p.decay * xib[i] + (xb[i] - pb[i]);
+        pb[i] = xb[i];
+        xb[i] += p.strength * xib[i];
+        uint32_t bx, bp;
+        std::memcpy(&bx, &xib[i], 4);
+        std::memcpy(&bp, &pb[i], 4);
+        state |= bx | bp;
+      }
+      zero = state == 0;
+    }
+  }
+  if (p.walk) {
+    for (size_t i = 0; i < len; ++i) {
+      walk[i] += p.walk_sigma * z_walk[i];
+      x[i] += walk[i];
+    }
+  }
+  if (p.noise) {
+    for (size_t i = 0; i < len; ++i) x[i] += p.noise_sigma * z_noise[i];
+  }
+  if (p.bias) {  // (adding 0 would turn −0 into +0)
+    for (size_t i = 0; i < len; ++i) x[i] += p.bias_value;
+  }
+  if (p.quantise) {
+    // q = x / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to an
+    // integer in the default rounding mode (larger |q| are integers already); the sign is put back
+    // afterwards, so that −0 stays −0 as with nearbyint.
+    for (size_t i = 0; i < len; ++i) {
+      const float q = x[i] * p.inv_resolution;
+      const float a = std::fabs(q);
+      const float r = a < 8388608.f ? (a + 8388608.f) - 8388608.f : a;
+      x[i] = p.resolution * std::copysign(r, q);
+    }
+  }
+}
+
+}  // namespace
+
+void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs) {
+  const int C = channels_;
+  const size_t nc = static_cast<size_t>(n_) * C;
+  const size_t off = static_cast<size_t>(env) * nc;
+  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  const uint32_t st = static_cast<uint32_t>(step);
+  ValueStageParams p;
+  p.hysteresis = spec_.hysteresis_strength > 0;
+  p.walk = spec_.random_walk > 0;
+  p.noise = spec_.noise > 0;
+  p.bias = spec_.bias != 0;
+  p.quantise = spec_.resolution > 0;
+  // Samples are update_period·dt apart: ξ decays over that time between two of them.
+  p.decay = p.hysteresis ? static_cast<float>(std::exp(-dt * spec_.update_period / spec_.hysteresis_tau)) : 0.f;
+  p.strength = static_cast<float>(spec_.hysteresis_strength);
+  p.walk_sigma = static_cast<float>(spec_.random_walk);
+  p.noise_sigma = static_cast<float>(spec_.noise);
+  p.bias_value = static_cast<float>(spec_.bias);
+  p.resolution = static_cast<float>(spec_.resolution);
+  p.inv_resolution = p.quantise ? static_cast<float>(1 / spec_.resolution) : 0.f;
+  // One pass over the values in chunks that stay in L1: every stage of a chunk before the next
+  // chunk (each value sees the stages in DESIGN order; the draws do not depend on the chunking).
+  float z_walk[kChunk], z_noise[kChunk];
+  uint8_t* hyst_zero = &hyst_zero_[static_cast<size_t>(env) * hyst_blocks_];
+  for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
+    const size_t len = std::min(kChunk, nc - c0);
+    if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);
+    if (p.noise) FillStandardNormals(rng_noise_, sid, e, st, z_noise, len, c0);
+    ValueStages(p, kHystBlock, xs + c0, len, &hyst_xi_[off + c0], &hyst_prev_[off + c0], hyst_zero + c0 / kHystBlock,
+                            &walk_[off + c0], z_walk, z_noise);
+  }
+  const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
+  for (int k = 0; k < n_; ++k) {
+    float* v = xs + static_cast<size_t>(k) * C;
+    if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
+    if (!active_[k]) std::fill(v, v + C, 0.f);  // fillers stay 0
+  }
 }
 
 const float* MeasuredPipeline::History(int env, int h) const {

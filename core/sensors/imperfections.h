@@ -99,11 +99,13 @@ class MeasuredPipeline {
   int history_length() const { return spec_.history_length; }
 
  private:
+  // The value stages (hysteresis … quantisation, dead taxels, fillers) on sample xs[n·C] of env e.
+  void ApplyStages(int env, uint64_t step, double dt, float* xs);
   void Crosstalk(const float* x, float* y) const;
   void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y,
                       int y_stride, int y_offset) const;
-  // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes.
-  // All channels of x (n·C, channel-interleaved) into y.
+  // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes in
+  // float. All channels of x (n·C, channel-interleaved) into y.
   void SeparableCorrelate(const float* x, float* y) const;
 
   ImperfectionSpec spec_;
@@ -122,6 +124,7 @@ class MeasuredPipeline {
   // Gaussian crosstalk: the same kernel for every channel, G[a, b] = g_rows[a]·g_cols[b].
   bool separable_ = false;
   std::vector<double> g_rows_, g_cols_;
+  std::vector<float> g_rows_f_, g_cols_f_, inv_source_weight_;  // float copies for the blur
   std::vector<uint8_t> active_;  // radius > 0
 
   // Per-env state.
@@ -129,7 +132,11 @@ class MeasuredPipeline {
   std::vector<uint8_t> dead_;       // [E·n]
   std::vector<float> dead_values_;  // [E·n·C]
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
-  std::vector<float> held_;         // [E·n·C] last sample (update period)
+  std::vector<float> held_;         // [E·n·C] last sample (update period) while there is no ring
+  // Per block of kHystBlock values: 1 when its hysteresis state (ξ and x_prev) is all +0.
+  static constexpr size_t kChunk = 512, kHystBlock = 64;
+  size_t hyst_blocks_ = 0;
+  std::vector<uint8_t> hyst_zero_;  // [E·hyst_blocks_]
   // Ring of the last `ring_` samples per env: [E][ring_][n·C]; written_[e] = samples pushed.
   int ring_ = 0;
   std::vector<float> ring_data_;
