@@ -138,22 +138,21 @@ TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   const __m256 swap = _mm256_castsi256_ps(
       _mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
   const __m256 a = _mm256_blendv_ps(cp, sp, swap), b = _mm256_blendv_ps(sp, cp, swap);
-  // Sign flips as multiplications by ±1 (as the portable code does: −0 stays −0 either way).
+  // The portable code multiplies by ±1; flipping the sign bit is the same (also for ±0).
   const __m256i neg_c = _mm256_and_si256(_mm256_xor_si256(quarter, _mm256_srli_epi32(quarter, 1)), _mm256_set1_epi32(1));
   const __m256i neg_s = _mm256_srli_epi32(quarter, 1);
-  const __m256i two = _mm256_set1_epi32(2), one_i = _mm256_set1_epi32(1);
-  *c = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(one_i, _mm256_mullo_epi32(two, neg_c))), a);
-  *s = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(one_i, _mm256_mullo_epi32(two, neg_s))), b);
+  *c = _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_slli_epi32(neg_c, 31)));
+  *s = _mm256_xor_ps(b, _mm256_castsi256_ps(_mm256_slli_epi32(neg_s, 31)));
 }
 
-TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-                                 float* out) {
+// Philox4x32-10 on the 8 counters (c0, c1, c2 + l, c3), l = 0 … 7, one per lane.
+TAXEL_AVX2 inline void Philox8(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                               __m256i* words) {
   __m256i x0 = _mm256_set1_epi32(static_cast<int>(c0)), x1 = _mm256_set1_epi32(static_cast<int>(c1));
   __m256i x2 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   __m256i x3 = _mm256_set1_epi32(static_cast<int>(c3));
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM0));
   const __m256i m1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM1));
-  uint32_t k0 = k0_in, k1 = k1_in;
   for (int round = 0; round < 10; ++round) {
     __m256i lo0, lo1;
     const __m256i hi0 = MulHiLo(x0, m0, &lo0);
@@ -164,7 +163,24 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0_in, uint32_t k1_in, uint32_t c0, ui
     k0 += Philox4x32::kW0;
     k1 += Philox4x32::kW1;
   }
-  const __m256i words[4] = {x0, x1, x2, x3};
+  words[0] = x0, words[1] = x1, words[2] = x2, words[3] = x3;
+}
+
+TAXEL_AVX2 void BlocksAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                           uint32_t* out) {
+  __m256i words[4];
+  Philox8(k0, k1, c0, c1, c2, c3, words);
+  alignas(32) uint32_t w[4][kLanes];
+  for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(w[i]), words[i]);
+  for (int l = 0; l < kLanes; ++l) {
+    for (int i = 0; i < 4; ++i) out[4 * l + i] = w[i][l];
+  }
+}
+
+TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                 float* out) {
+  __m256i words[4];
+  Philox8(k0, k1, c0, c1, c2, c3, words);
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
   const __m256 ln2_20 = _mm256_set1_ps(20 * 0.693147180559945f);
   for (int i = 0; i < 4; ++i) {
@@ -202,12 +218,36 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0_in, uint32_t k1_in, uint32_t c0, ui
 #endif
 
 using BatchFn = void (*)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float*);
+using WordsFn = void (*)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t*);
+
+void BlocksPortable(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out) {
+  const Philox4x32 rng = Philox4x32::FromKey(k0, k1);
+  for (uint32_t l = 0; l < kLanes; ++l) {
+    const Philox4x32::Block b = rng(c0, c1, c2 + l, c3);
+    std::copy(b.begin(), b.end(), out + 4 * l);
+  }
+}
+
+bool HasAvx2() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
 
 BatchFn ChooseBatch() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) return NormalsBatchAvx2;
+  if (HasAvx2()) return NormalsBatchAvx2;
 #endif
   return NormalsBatchPortable;
+}
+
+WordsFn ChooseBlocks() {
+#if defined(__x86_64__)
+  if (HasAvx2()) return BlocksAvx2;
+#endif
+  return BlocksPortable;
 }
 
 }  // namespace
@@ -230,6 +270,20 @@ void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, 
   }
 }
 }  // namespace internal
+
+void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out,
+                size_t blocks) {
+  static const WordsFn kBlocks = ChooseBlocks();
+  size_t done = 0;
+  for (; done + kLanes <= blocks; done += kLanes) {
+    kBlocks(rng.key0(), rng.key1(), c0, c1, c2 + static_cast<uint32_t>(done), c3, out + 4 * done);
+  }
+  if (done < blocks) {
+    uint32_t tail[4 * kLanes];
+    kBlocks(rng.key0(), rng.key1(), c0, c1, c2 + static_cast<uint32_t>(done), c3, tail);
+    std::copy(tail, tail + 4 * (blocks - done), out + 4 * done);
+  }
+}
 
 void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
                          size_t first) {

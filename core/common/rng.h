@@ -40,6 +40,13 @@ class Philox4x32 {
 
   static constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
   static constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  /// The generator with key (k0, k1) as returned by key0() and key1().
+  static constexpr Philox4x32 FromKey(uint32_t k0, uint32_t k1) {
+    Philox4x32 p(0, 0);
+    p.k0_ = k0;
+    p.k1_ = k1;
+    return p;
+  }
   uint32_t key0() const { return k0_; }
   uint32_t key1() const { return k1_; }
 
@@ -71,6 +78,11 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 /// the sequence, so a long sequence can be produced piece by piece.
 void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
                          size_t first = 0);
+
+/// out[4i + w] = rng(c0, c1, c2 + i, c3)[w] for i < blocks: consecutive blocks, 8 at a time (AVX2
+/// when the CPU has it).
+void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out,
+                size_t blocks);
 
 namespace internal {
 /// FillStandardNormals on the portable path (`portable`) or the fastest one this CPU has (what

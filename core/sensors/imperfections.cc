@@ -274,11 +274,20 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
 }
 
-double MeasuredPipeline::MeasuredRadius(int env, int probe, double radius, uint64_t step) const {
-  if (spec_.probe_radius_noise == 0 || radius == 0) return radius;
-  const auto b = rng_radius_(static_cast<uint32_t>(sensor_id_), static_cast<uint32_t>(env), static_cast<uint32_t>(probe),
-                             static_cast<uint32_t>(step));
-  return std::max(0.0, radius + (2 * UniformFromBits(b[0]) - 1) * spec_.probe_radius_noise);
+void MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step, double* out) const {
+  const int count = end - begin;
+  for (int i = 0; i < count; ++i) out[i] = layout_->radius(begin + i);
+  if (spec_.probe_radius_noise == 0) return;
+  // Probe k takes word k mod 4 of block k / 4.
+  const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
+  thread_local std::vector<uint32_t> bits;
+  bits.resize(4 * static_cast<size_t>(blocks));
+  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), static_cast<uint32_t>(env),
+             static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits.data(), blocks);
+  for (int i = 0; i < count; ++i) {
+    const uint32_t word = bits[begin + i - 4 * first_block];
+    if (out[i] != 0) out[i] = std::max(0.0, out[i] + (2 * UniformFromBits(word) - 1) * spec_.probe_radius_noise);
+  }
 }
 
 void MeasuredPipeline::SetGains(int env, const double* gains) {
@@ -341,7 +350,7 @@ void MeasuredPipeline::Prepare(double dt) {
   // Keep every env's samples in order: slot (written − 1 − h) mod size holds sample age h.
   for (int e = 0; e < num_envs_; ++e) {
     const uint64_t w = written_[e];
-    if (ring_ == 0 && w > 0) {  // the held sample becomes the newest slot
+    if (ring_ == 0 && w > 0 && spec_.update_period > 1) {  // the held sample becomes the newest slot
       std::copy_n(&held_[static_cast<size_t>(e) * nc], nc, &grown[(static_cast<size_t>(e) * need + (w - 1) % need) * nc]);
     }
     const int keep = static_cast<int>(std::min<uint64_t>(w, ring_));
@@ -400,27 +409,17 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
                                                                       const uint8_t* active, int rows, int cols, int C,
                                                                       const float* g_rows, int hr, const float* g_cols,
                                                                       int hc, float strength, float* y) {
-  const int pcols = cols + 2 * hc;
-  const size_t row_len = static_cast<size_t>(cols) * C, prow_len = static_cast<size_t>(pcols) * C;
-  // Source (divided by its weight in renormalize mode), zero-padded by hc columns each side.
-  thread_local std::vector<float> src, tmp, acc;
+  const size_t row_len = static_cast<size_t>(cols) * C, pad = static_cast<size_t>(hc) * C;
+  // Rows whose source is all ±0 contribute nothing to the sums (leaving them out gives the same
+  // bits: a sum started at +0 never becomes −0), and an output row whose (2hr + 1)-row window is
+  // all ±0 reads +0: both skipped — pads are mostly out of contact.
   thread_local std::vector<uint8_t> row_any;
-  src.assign(static_cast<size_t>(rows) * prow_len, 0.f);
   row_any.assign(rows, 0);
   bool any = false;
   for (int i = 0; i < rows; ++i) {
     const float* xr = x + i * row_len;
-    float* dst = &src[i * prow_len + static_cast<size_t>(hc) * C];
     uint8_t row = 0;
     for (size_t jc = 0; jc < row_len; ++jc) row |= xr[jc] != 0;
-    if (inv_w == nullptr) {
-      std::copy(xr, xr + row_len, dst);
-    } else {
-      for (int j = 0; j < cols; ++j) {
-        const float iw = inv_w[i * cols + j];
-        for (int c = 0; c < C; ++c) dst[j * C + c] = xr[j * C + c] * iw;
-      }
-    }
     row_any[i] = row;
     any |= row != 0;
   }
@@ -428,14 +427,28 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
     std::fill(y, y + rows * row_len, 0.f);
     return;
   }
-  // Rows whose source is all ±0 contribute nothing, and an output row whose (2hr + 1)-row window
-  // is all ±0 reads +0 (as the sums would give): both skipped — pads are mostly out of contact.
-  // Row pass into tmp, zero-padded by hr rows above and below.
-  tmp.assign((rows + 2 * hr) * row_len, 0.f);
+  // Per non-zero row: the source (divided by its weight in renormalize mode) zero-padded by hc
+  // columns each side, src[i], and its row pass tmp[i] = Σ_b g_cols[b]·src[i][j + b − hc].
+  thread_local std::vector<float> src, tmp, acc;
+  const size_t prow_len = row_len + 2 * pad;
+  src.resize(static_cast<size_t>(rows) * prow_len);
+  tmp.resize(static_cast<size_t>(rows) * row_len);
   for (int i = 0; i < rows; ++i) {
     if (!row_any[i]) continue;
-    const float* s_row = &src[i * prow_len];
-    float* t = &tmp[(i + hr) * row_len];
+    const float* xr = x + i * row_len;
+    float* s_row = &src[i * prow_len];
+    std::fill(s_row, s_row + pad, 0.f);
+    std::fill(s_row + pad + row_len, s_row + prow_len, 0.f);
+    if (inv_w == nullptr) {
+      std::copy(xr, xr + row_len, s_row + pad);
+    } else {
+      for (int j = 0; j < cols; ++j) {
+        const float iw = inv_w[i * cols + j];
+        for (int c = 0; c < C; ++c) s_row[pad + j * C + c] = xr[j * C + c] * iw;
+      }
+    }
+    float* t = &tmp[i * row_len];
+    std::fill(t, t + row_len, 0.f);
     for (int b = 0; b <= 2 * hc; ++b) {
       const float g = g_cols[b];
       const float* s_b = s_row + static_cast<size_t>(b) * C;  // source column j + b − hc, padded
@@ -454,12 +467,18 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
     }
     std::fill(acc.begin(), acc.end(), 0.f);
     for (int a = 0; a <= 2 * hr; ++a) {
+      const int r = i + a - hr;
+      if (r < 0 || r >= rows || !row_any[r]) continue;
       const float g = g_rows[a];
-      const float* t = &tmp[(i + a) * row_len];
+      const float* t = &tmp[r * row_len];
       for (size_t jc = 0; jc < row_len; ++jc) acc[jc] += g * t[jc];
     }
-    const float* s_row = &src[i * prow_len + static_cast<size_t>(hc) * C];
-    for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = (1 - strength) * s_row[jc] + strength * acc[jc];
+    if (row_any[i]) {
+      const float* s_row = &src[i * prow_len + pad];
+      for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = (1 - strength) * s_row[jc] + strength * acc[jc];
+    } else {  // source row all ±0: (1 − s)·(±0) + s·acc = s·acc (+0 when acc is +0)
+      for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = 0.f + strength * acc[jc];
+    }
     for (int j = 0; j < cols; ++j) {
       if (!active[i * cols + j]) std::fill(y_row + j * C, y_row + (j + 1) * C, 0.f);
     }
@@ -523,14 +542,23 @@ void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
   }
 }
 
-void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, float* out) {
+const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw) {
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
   const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
-  // The sample lives in its ring slot when there is a ring (no separate copy), else in held_.
-  float* const sample =
-      ring_ > 0 ? &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc] : &held_[off];
+  // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
+  // must be held between updates, else a per-thread scratch (nothing of it outlives the step).
+  thread_local std::vector<float> scratch;
+  float* sample;
+  if (ring_ > 0) {
+    sample = &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc];
+  } else if (spec_.update_period > 1) {
+    sample = &held_[off];
+  } else {
+    scratch.resize(nc);
+    sample = scratch.data();
+  }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
     if (crosstalk_) {
@@ -545,10 +573,7 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
     std::copy(held, held + nc, sample);
   }
   ++written_[env];
-  if (spec_.delay <= 0) {
-    std::copy(sample, sample + nc, out);
-    return;
-  }
+  if (spec_.delay <= 0) return sample;
   double d = spec_.delay / dt;
   if (spec_.jitter > 0) {
     const auto b = rng_jitter_(sid, e, 0, static_cast<uint32_t>(step));
@@ -564,12 +589,8 @@ void MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_rese
     age = static_cast<int>(std::lround(d));
   }
   age = std::clamp(age, 1, ring_ - 1);
-  if (static_cast<uint64_t>(age) >= written_[env]) {
-    std::fill(out, out + nc, 0.f);  // not filled yet
-    return;
-  }
-  const float* src = &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - age) % ring_) * nc];
-  std::copy(src, src + nc, out);
+  if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
+  return &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - age) % ring_) * nc];
 }
 
 namespace {
@@ -588,6 +609,9 @@ __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueSt
                                                                     float* xi, float* prev, uint8_t* hyst_zero,
                                                                     float* walk, const float* z_walk,
                                                                     const float* z_noise) {
+  // Locals: x may alias the parameter block as far as the compiler knows.
+  const float decay = p.decay, strength = p.strength, walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma;
+  const float bias = p.bias_value, resolution = p.resolution, inv_resolution = p.inv_resolution;
   if (p.hysteresis) {
     // ξ ← decay·ξ + (x − x_prev); y = x + s·ξ. Blocks whose state and input are all +0 stay so
     // (the update would give +0 everywhere): skipped.
@@ -606,9 +630,9 @@ __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueSt
       float* pb = prev + b0;
       uint32_t state = 0;
       for (size_t i = 0; i < bl; ++i) {
-        xib[i] = p.decay * xib[i] + (xb[i] - pb[i]);
+        xib[i] = decay * xib[i] + (xb[i] - pb[i]);
         pb[i] = xb[i];
-        xb[i] += p.strength * xib[i];
+        xb[i] += strength * xib[i];
         uint32_t bx, bp;
         std::memcpy(&bx, &xib[i], 4);
         std::memcpy(&bp, &pb[i], 4);
@@ -619,25 +643,26 @@ __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueSt
   }
   if (p.walk) {
     for (size_t i = 0; i < len; ++i) {
-      walk[i] += p.walk_sigma * z_walk[i];
+      walk[i] += walk_sigma * z_walk[i];
       x[i] += walk[i];
     }
   }
   if (p.noise) {
-    for (size_t i = 0; i < len; ++i) x[i] += p.noise_sigma * z_noise[i];
+    for (size_t i = 0; i < len; ++i) x[i] += noise_sigma * z_noise[i];
   }
   if (p.bias) {  // (adding 0 would turn −0 into +0)
-    for (size_t i = 0; i < len; ++i) x[i] += p.bias_value;
+    for (size_t i = 0; i < len; ++i) x[i] += bias;
   }
   if (p.quantise) {
     // q = x / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to an
     // integer in the default rounding mode (larger |q| are integers already); the sign is put back
     // afterwards, so that −0 stays −0 as with nearbyint.
     for (size_t i = 0; i < len; ++i) {
-      const float q = x[i] * p.inv_resolution;
+      const float q = x[i] * inv_resolution;
       const float a = std::fabs(q);
-      const float r = a < 8388608.f ? (a + 8388608.f) - 8388608.f : a;
-      x[i] = p.resolution * std::copysign(r, q);
+      const float rounded = (a + 8388608.f) - 8388608.f;
+      const float r = a < 8388608.f ? rounded : a;
+      x[i] = resolution * std::copysign(r, q);
     }
   }
 }

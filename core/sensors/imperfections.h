@@ -68,9 +68,11 @@ class MeasuredPipeline {
   int channels() const { return channels_; }
   const ImperfectionSpec& spec() const { return spec_; }
 
-  /// Radius used by the measured branch of probe k in env e at env step `step` (R when there is no
-  /// radius noise).
-  double MeasuredRadius(int env, int probe, double radius, uint64_t step) const;
+  /// Radii used by the measured branch of probes [begin, end) of env e at env step `step`, into
+  /// out[0, end − begin): max(0, R + (2u − 1)·probe_radius_noise) with u the uniform of Philox
+  /// block (sensor, env, ⌊probe / 4⌋, step), word probe mod 4; R itself without radius noise and
+  /// for fillers.
+  void MeasuredRadii(int env, int begin, int end, uint64_t step, double* out) const;
   /// Current gain of (env, probe).
   double gain(int env, int probe) const { return gains_[static_cast<size_t>(env) * n_ + probe]; }
   /// Overrides the gains of env e (n values) until the next reset redraws them (when a resample
@@ -88,10 +90,12 @@ class MeasuredPipeline {
   void Prepare(double dt);
 
   /// Runs the stages for env e on raw[n·C] (the kernel's output with gain and noisy radius) and
-  /// writes the measured sample the sensor returns now into out[n·C]. `step` is the env's step
-  /// counter since creation (keys the random draws; 1 for its first step), `steps_since_reset`
-  /// the count since its last reset (phases the update period; 1 for the first step).
-  void Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, float* out);
+  /// returns the measured sample the sensor reports now (n·C values, valid until the next Process
+  /// call on this thread), or nullptr when it reads 0 (a delay not yet filled). `step` is the
+  /// env's step counter since creation (keys the random draws; 1 for its first step),
+  /// `steps_since_reset` the count since its last reset (phases the update period; 1 for the
+  /// first step).
+  const float* Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw);
 
   /// History sample h (0 = newest) of env e: n·C floats, or nullptr when fewer than h + 1
   /// samples exist since the last reset (the sample then reads 0).

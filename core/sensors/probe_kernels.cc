@@ -35,21 +35,26 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
 
 namespace {
 
-// Force and torque of a KinematicTaxel probe (link frame) for a contact of the given depth.
+// Force and torque of a KinematicTaxel probe (link frame) for a contact of each of the
+// `count` depths (the velocities are evaluated once).
 void KinematicForce(const SensorSpec& spec, const ProbeCandidate& cand, const LinkKinematics& link,
                     const Eigen::Matrix3d& R_LW, const Eigen::Vector3d& p_L, const Eigen::Vector3d& o_W,
-                    const Eigen::Vector3d& n, double depth, Eigen::Vector3d* F_L, Eigen::Vector3d* T_L) {
+                    const Eigen::Vector3d& n, const double* depth, int count, Eigen::Vector3d* F_L,
+                    Eigen::Vector3d* T_L) {
   // Velocity of the partner relative to the sensor, both evaluated at the probe centre.
   const Eigen::Vector3d v_rel = cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W);
   const double w_n = (cand.partner->w_W - link.w_W).dot(n);
-  if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
-    // The law sees the sensor as the body: its velocity relative to the partner is −v_rel, and n
-    // pushes it out of the partner.
-    *F_L = R_LW * contact::EvaluateNonlinearLaw(spec.nonlinear, depth, n, -v_rel).force;
-  } else {
-    *F_L = R_LW * contact::SpringDamperForce(spec.spring_damper, depth, n, v_rel);
+  const Eigen::Vector3d twist_L = spec.spring_damper.twist_damping * w_n * (R_LW * n);
+  for (int i = 0; i < count; ++i) {
+    if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
+      // The law sees the sensor as the body: its velocity relative to the partner is −v_rel, and
+      // n pushes it out of the partner.
+      F_L[i] = R_LW * contact::EvaluateNonlinearLaw(spec.nonlinear, depth[i], n, -v_rel).force;
+    } else {
+      F_L[i] = R_LW * contact::SpringDamperForce(spec.spring_damper, depth[i], n, v_rel);
+    }
+    T_L[i] = p_L.cross(F_L[i]) - twist_L;
   }
-  *T_L = p_L.cross(*F_L) - spec.spring_damper.twist_damping * w_n * (R_LW * n);
 }
 
 }  // namespace
@@ -64,10 +69,15 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const int W = pipe != nullptr ? sensor.measured_width() : 0;
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
+  thread_local std::vector<double> measured_radius;
+  if (pipe != nullptr) {
+    measured_radius.resize(end - begin);
+    pipe->MeasuredRadii(env, begin, end, step, measured_radius.data());
+  }
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
-    const double radius_m = pipe != nullptr ? pipe->MeasuredRadius(env, k, radius, step) : radius;
+    const double radius_m = pipe != nullptr ? measured_radius[k - begin] : radius;
     const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
     ProbeContact contact;
     Eigen::Vector3d o_W = Eigen::Vector3d::Zero();
@@ -107,26 +117,24 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         break;
       }
       case SensorKind::kKinematicTaxel: {
-        Eigen::Vector3d F = Eigen::Vector3d::Zero(), T = Eigen::Vector3d::Zero();
-        if (depth > 0) {
+        // F[0], T[0]: ground truth; F[1], T[1]: the measured branch's radius.
+        Eigen::Vector3d F[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+        Eigen::Vector3d T[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+        const bool second = raw != nullptr && depth_m > 0 && depth_m != depth;
+        if (depth > 0 || second) {
+          // Depth 0 gives zero force and torque (no contact), like the zero-initialised values.
+          const double depths[2] = {depth, depth_m};
+          const int first = depth > 0 ? 0 : 1, count = second ? 2 - first : 1;
           KinematicForce(spec, candidates[contact.candidate], link, R_LW, layout.position(k), o_W, contact.normal_W,
-                         depth, &F, &T);
+                         depths + first, count, F + first, T + first);
         }
-        Store3(&out.force[3 * slot], F);
-        Store3(&out.torque[3 * slot], T);
+        if (raw != nullptr && depth_m > 0 && depth_m == depth) F[1] = F[0], T[1] = T[0];
+        Store3(&out.force[3 * slot], F[0]);
+        Store3(&out.torque[3 * slot], T[0]);
         if (raw != nullptr) {
-          Eigen::Vector3d Fm = Eigen::Vector3d::Zero(), Tm = Eigen::Vector3d::Zero();
-          if (depth_m > 0) {
-            if (depth_m == depth) {
-              Fm = F, Tm = T;
-            } else {
-              KinematicForce(spec, candidates[contact.candidate], link, R_LW, layout.position(k), o_W,
-                             contact.normal_W, depth_m, &Fm, &Tm);
-            }
-          }
           for (int a = 0; a < 3; ++a) {
-            raw[k * W + a] = static_cast<float>(gain * Fm[a]);
-            raw[k * W + 3 + a] = static_cast<float>(gain * Tm[a]);
+            raw[k * W + a] = static_cast<float>(gain * F[1][a]);
+            raw[k * W + 3 + a] = static_cast<float>(gain * T[1][a]);
           }
         }
         break;

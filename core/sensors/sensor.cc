@@ -216,9 +216,13 @@ bool Sensor::has_channel(Channel c) const {
 void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt) {
   const int n = layout_.size();
   const int W = measured_width();
-  thread_local std::vector<float> out;
-  out.resize(static_cast<size_t>(n) * W);
-  pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env), out.data());
+  const float* sample = pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env));
+  if (sample == nullptr) {  // a delay not yet filled reads 0
+    thread_local std::vector<float> zeros;
+    zeros.assign(static_cast<size_t>(n) * W, 0.f);
+    sample = zeros.data();
+  }
+  const float* out = sample;
   const size_t base = static_cast<size_t>(env) * n;
   switch (kind()) {
     case SensorKind::kKinematicTaxel:
@@ -231,7 +235,7 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
       }
       break;
     case SensorKind::kElastomerTaxel:
-      std::copy(out.begin(), out.end(), measured_.displacement.begin() + base * 3);
+      std::copy(out, out + static_cast<size_t>(n) * W, measured_.displacement.begin() + base * 3);
       break;
     case SensorKind::kContactDepthProbe:
       for (int k = 0; k < n; ++k) {

@@ -197,6 +197,16 @@ TEST(FillStandardNormalsTest, FastPathIsBitIdenticalToThePortableOne) {
   }
 }
 
+TEST(FillBlocksTest, EqualsTheScalarGeneratorBlockByBlock) {
+  const Philox4x32 rng(2024, 101);
+  std::vector<uint32_t> words(4 * (8 * 5 + 3));  // full groups of 8 blocks and a partial one
+  FillBlocks(rng, 1, 2, 1000, 4, words.data(), words.size() / 4);
+  for (size_t b = 0; b < words.size() / 4; ++b) {
+    const auto expected = rng(1, 2, static_cast<uint32_t>(1000 + b), 4);
+    for (int w = 0; w < 4; ++w) EXPECT_EQ(words[4 * b + w], expected[w]) << b << "/" << w;
+  }
+}
+
 TEST(FillStandardNormalsTest, MeanVarianceAndTailsOf1e5Draws) {
   // Same 5σ bounds as NormalTest.MeanAndVarianceOf1e5Draws.
   const Philox4x32 rng(12345, 12);

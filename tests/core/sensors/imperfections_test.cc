@@ -53,9 +53,9 @@ class Pipe {
   std::vector<float> Step(std::vector<float> raw, int env = 0, double dt = kDt) {
     ++steps_[env];
     pipe_->Prepare(dt);
-    std::vector<float> out(raw.size(), -12345.f);
-    pipe_->Process(env, steps_[env], steps_[env], dt, raw.data(), out.data());
-    return out;
+    const float* sample = pipe_->Process(env, steps_[env], steps_[env], dt, raw.data());
+    if (sample == nullptr) return std::vector<float>(raw.size(), 0.f);
+    return std::vector<float>(sample, sample + raw.size());
   }
   MeasuredPipeline& pipeline() { return *pipe_; }
 
