@@ -401,6 +401,28 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
 
 namespace {
 
+// out[j] = Σ_t g[t]·src[t][j] for j < len, summed from +0 in tap order. Blocks of 8 outputs stay
+// in registers over the taps (one store per output); the order of the sum is the same for every
+// j, so the result does not depend on the blocking or the instruction set.
+inline __attribute__((always_inline)) void WeightedSum(const float* const* src, const float* g, int taps, size_t len,
+                                                       float* out) {
+  size_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    for (int t = 0; t < taps; ++t) {
+      const float w = g[t];
+      const float* s = src[t] + j;
+      for (int l = 0; l < 8; ++l) acc[l] += w * s[l];
+    }
+    for (int l = 0; l < 8; ++l) out[j + l] = acc[l];
+  }
+  for (; j < len; ++j) {
+    float acc = 0.f;
+    for (int t = 0; t < taps; ++t) acc += g[t] * src[t][j];
+    out[j] = acc;
+  }
+}
+
 // The separable Gaussian crosstalk of SeparableCorrelate on a rows × cols grid of C interleaved
 // channels, in float. `inv_w` (per source, or nullptr) divides the sources in renormalize mode.
 // Element-wise loops only (each output sums its taps in a fixed order), so every clone gives the
@@ -410,6 +432,10 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
                                                                       const float* g_rows, int hr, const float* g_cols,
                                                                       int hc, float strength, float* y) {
   const size_t row_len = static_cast<size_t>(cols) * C, pad = static_cast<size_t>(hc) * C;
+  thread_local std::vector<const float*> taps;
+  thread_local std::vector<float> weights;
+  taps.resize(2 * std::max(hr, hc) + 1);
+  weights.resize(taps.size());
   // Rows whose source is all ±0 contribute nothing to the sums (leaving them out gives the same
   // bits: a sum started at +0 never becomes −0), and an output row whose (2hr + 1)-row window is
   // all ±0 reads +0: both skipped — pads are mostly out of contact.
@@ -447,13 +473,8 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
         for (int c = 0; c < C; ++c) s_row[pad + j * C + c] = xr[j * C + c] * iw;
       }
     }
-    float* t = &tmp[i * row_len];
-    std::fill(t, t + row_len, 0.f);
-    for (int b = 0; b <= 2 * hc; ++b) {
-      const float g = g_cols[b];
-      const float* s_b = s_row + static_cast<size_t>(b) * C;  // source column j + b − hc, padded
-      for (size_t jc = 0; jc < row_len; ++jc) t[jc] += g * s_b[jc];
-    }
+    for (int b = 0; b <= 2 * hc; ++b) taps[b] = s_row + static_cast<size_t>(b) * C;  // column j + b − hc, padded
+    WeightedSum(taps.data(), g_cols, 2 * hc + 1, row_len, &tmp[i * row_len]);
   }
   // Column pass and the blend with the identity.
   acc.resize(row_len);
@@ -465,14 +486,14 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
       std::fill(y_row, y_row + row_len, 0.f);
       continue;
     }
-    std::fill(acc.begin(), acc.end(), 0.f);
+    int n_taps = 0;
     for (int a = 0; a <= 2 * hr; ++a) {
       const int r = i + a - hr;
       if (r < 0 || r >= rows || !row_any[r]) continue;
-      const float g = g_rows[a];
-      const float* t = &tmp[r * row_len];
-      for (size_t jc = 0; jc < row_len; ++jc) acc[jc] += g * t[jc];
+      taps[n_taps] = &tmp[r * row_len];
+      weights[n_taps++] = g_rows[a];
     }
+    WeightedSum(taps.data(), weights.data(), n_taps, row_len, acc.data());
     if (row_any[i]) {
       const float* s_row = &src[i * prow_len + pad];
       for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = (1 - strength) * s_row[jc] + strength * acc[jc];
