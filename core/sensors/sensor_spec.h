@@ -24,7 +24,7 @@ enum class CrosstalkBorder { kZero, kRenormalize };
 /// step: radius noise and per-(env, probe) gain inside the kernel → spatial crosstalk →
 /// viscoelastic hysteresis → random walk → white noise → bias → quantisation → dead taxels; then
 /// timing (update period, delay with jitter; history). The ground-truth branch never sees them.
-/// All defaults are "off".
+/// All defaults are "off". The stages after the kernel run in float (the readings' precision).
 struct ImperfectionSpec {
   /// σ_R (m): each step R_m = max(0, R + U(−1, 1)·σ_R) per (env, probe).
   double probe_radius_noise = 0;
@@ -54,7 +54,8 @@ struct ImperfectionSpec {
   double noise = 0;
   /// Constant offset added to every channel.
   double bias = 0;
-  /// Quantisation step; values are rounded to a multiple of it, half to even. 0 = off.
+  /// Quantisation step; values are rounded to a multiple of it, half to even (in float:
+  /// round(x · (1/step)) · step). 0 = off.
   double resolution = 0;
   /// At every reset each (env, probe) is dead with this probability; every channel of a dead
   /// probe reads a constant drawn from U(dead_taxel_value_range).
