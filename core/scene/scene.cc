@@ -11,13 +11,6 @@
 namespace taxel::scene {
 namespace {
 
-constexpr int kProbesPerTask = 1024;
-
-// Probes per evaluation task of a sensor. The elastomer's dilation couples every marker of an
-// env: one task per (env, sensor).
-int ProbesPerTask(const sensors::Sensor& s) {
-  return s.kind() == sensors::SensorKind::kElastomerTaxel ? s.num_probes() : kProbesPerTask;
-}
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -253,7 +246,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
       const int np = s->num_probes();
-      const int chunk = ProbesPerTask(*s);
+      const int chunk = s->probes_per_task();
       for (int b = 0; b < np; b += chunk) tasks.push_back({e, s.get(), b, std::min(np, b + chunk)});
     }
   }
@@ -306,7 +299,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   std::vector<std::pair<int, sensors::Sensor*>> measured;
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
-      if (s->pipeline() && s->num_probes() > ProbesPerTask(*s)) measured.push_back({e, s.get()});
+      if (s->pipeline() && s->num_probes() > s->probes_per_task()) measured.push_back({e, s.get()});
     }
   }
   executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {

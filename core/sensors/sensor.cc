@@ -202,12 +202,20 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   if (measured) {
     sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
                                                            GroupsOf(sensor->kind()), num_envs, seed, id.value());
-    sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
+    if (sensor->num_probes() > sensor->probes_per_task()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
   }
   return sensor;
 }
 
 int Sensor::measured_width() const { return WidthOf(spec_.kind); }
+
+float* Sensor::raw_measured(int env) {
+  const size_t width = static_cast<size_t>(layout_.size()) * measured_width();
+  if (!raw_measured_.empty()) return &raw_measured_[static_cast<size_t>(env) * width];
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < width) scratch.resize(width);
+  return scratch.data();
+}
 
 bool Sensor::has_channel(Channel c) const {
   return std::find(channels_.begin(), channels_.end(), c) != channels_.end();

@@ -55,6 +55,9 @@ struct SensorOutputs {
 
 class Sensor {
  public:
+  /// Probes per evaluation task of the non-elastomer kinds (see probes_per_task()).
+  static constexpr int kProbesPerTask = 1024;
+
   /// Validates the kind-specific options (the scene resolves links first). `link` is the sensor
   /// link; `ignored_links` its filter list; `num_links` the scene's link count; `seed` the
   /// scene's seed (imperfection draws). Errors: INVALID_ARGUMENT naming `field` and the option.
@@ -93,8 +96,13 @@ class Sensor {
   const MeasuredPipeline* pipeline() const { return pipeline_.get(); }
   /// Values per probe of the measured pipeline (1 depth; 6 force + torque; 3 displacement).
   int measured_width() const;
-  /// Kernel output for the measured branch (gain and noisy radius applied): [E·n·width].
-  float* raw_measured(int env) { return &raw_measured_[static_cast<size_t>(env) * layout_.size() * measured_width()]; }
+  /// Probes per evaluation task: a sensor with at most this many is evaluated by one task per
+  /// env (the elastomer's dilation couples every marker of an env: always one task).
+  int probes_per_task() const { return kind() == SensorKind::kElastomerTaxel ? num_probes() : kProbesPerTask; }
+  /// Kernel output for the measured branch (gain and noisy radius applied), n·width values for
+  /// env e. A sensor evaluated by one task per env uses a per-thread scratch (the kernel and
+  /// FinishMeasured run back to back in that task, on that thread); a larger one keeps [E·n·width].
+  float* raw_measured(int env);
   /// Runs the pipeline for env e after the kernels and fills the measured outputs.
   void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt);
   /// The channels a history read returns (those carried by the pipeline).

@@ -220,6 +220,32 @@ TEST(MeasuredBranchTest, FixedPerProbeGainsScaleTheReading) {
   }
 }
 
+// A sensor with more probes than one task takes is evaluated over several tasks per env: its raw
+// measured values persist until the pipeline runs after all kernels. Every probe of a slab-pressed
+// flat list reads gain·(R + p) (exact binary-fraction gains).
+TEST(MeasuredBranchTest, ASensorSplitOverTasksGetsItsMeasuredBranchToo) {
+  Rig rig(2);
+  SensorSpec s = OneProbe("depth", SensorKind::kContactDepthProbe);
+  const int n = Sensor::kProbesPerTask + 77;
+  s.probe_local_pos.clear();
+  for (int k = 0; k < n; ++k) {
+    s.probe_local_pos.emplace_back(-0.02 + 0.04 * (k % 40) / 39.0, -0.02 + 0.04 * (k / 40) / 28.0, kTop);
+    s.imperfections.probe_gain.push_back(0.5 + 0.25 * (k % 4));
+  }
+  s.imperfections.probe_gain.erase(s.imperfections.probe_gain.begin());  // drop the default 1.0
+  const Sensor* sensor = rig.Add(s);
+  ASSERT_NE(sensor, nullptr);
+  ThreadPool pool(2);
+  ASSERT_TRUE(rig.Step({Slab(0.001), Slab(0.0005)}, 0.01, &pool).ok());
+  for (int e = 0; e < 2; ++e) {
+    const double depth = kR + (e == 0 ? 0.001 : 0.0005);
+    for (int k = 0; k < n; ++k) {
+      ASSERT_NEAR(sensor->outputs(Branch::kMeasured).depth[e * n + k], (0.5 + 0.25 * (k % 4)) * depth, 1e-9)
+          << "env " << e << " probe " << k;
+    }
+  }
+}
+
 TEST(MeasuredBranchTest, DeadTaxelsReadConstantsInTheirRangeRedrawnAtReset) {
   const int envs = 4, n = 25;
   Rig rig(envs, 3);
