@@ -153,15 +153,19 @@ TAXEL_AVX2 inline void Philox8(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
   __m256i x3 = _mm256_set1_epi32(static_cast<int>(c3));
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM0));
   const __m256i m1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM1));
+  // The round keys as vectors, bumped by a vector add (wrapping like the scalar uint32 sums).
+  __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0)), key1 = _mm256_set1_epi32(static_cast<int>(k1));
+  const __m256i w0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW0));
+  const __m256i w1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW1));
   for (int round = 0; round < 10; ++round) {
     __m256i lo0, lo1;
     const __m256i hi0 = MulHiLo(x0, m0, &lo0);
     const __m256i hi1 = MulHiLo(x2, m1, &lo1);
-    const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32(static_cast<int>(k0)));
-    const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32(static_cast<int>(k1)));
+    const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), key0);
+    const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), key1);
     x0 = y0, x1 = lo1, x2 = y2, x3 = lo0;
-    k0 += Philox4x32::kW0;
-    k1 += Philox4x32::kW1;
+    key0 = _mm256_add_epi32(key0, w0);
+    key1 = _mm256_add_epi32(key1, w1);
   }
   words[0] = x0, words[1] = x1, words[2] = x2, words[3] = x3;
 }
