@@ -10,6 +10,11 @@
 //    the first-order (dipole) far-field expansion of Barill et al., "Fast winding numbers for
 //    soups and clouds", SIGGRAPH 2018 (accuracy parameter beta = 2).
 //
+// Closest points come from a 4-wide BVH (bvh4.h) traversed nearest child first, whose box tests
+// and per-triangle pre-tests (triangle_slab.h) run in float with margins that keep the pruning
+// exact; only triangles that may be closer than the best so far get the exact double test
+// (closest_point_triangle.h), so answers are those of a brute-force search over all triangles.
+//
 // Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
 // BVH node farther than max_distance. When no surface is within reach, the side is read from a
 // coarse inside/outside voxel grid built once per watertight mesh (cells crossed by the surface
@@ -29,6 +34,7 @@
 #include "core/geometry/bvh4.h"
 #include "core/geometry/signed_distance_result.h"
 #include "core/geometry/triangle_mesh.h"
+#include "core/geometry/triangle_slab.h"
 
 namespace taxel::geometry {
 
@@ -95,6 +101,8 @@ class MeshSignedDistance {
   Bvh4 bvh4_;  // 4-wide: closest-point queries
   std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
+  std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test
+  double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
 
   // Winding-number tree: per BVH node, the area-weighted normal sum (½ Σ (b−a)×(c−a)), its
   // area-weighted centroid and the radius of a ball around that centroid holding the node.
