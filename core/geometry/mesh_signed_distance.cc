@@ -51,6 +51,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
     const Eigen::Vector3d* v = &sdf->leaf_vertices_[3 * s];
     sdf->leaf_slabs_[s] = MakeTriangleSlab(v[0], v[1], v[2]);
   }
+  sdf->tiny_distance_ = 1e-10 * (m.bounds().hi - m.bounds().lo).norm();
   for (const Eigen::Vector3d& v : m.vertices()) {
     sdf->coordinate_bound_ = std::max(sdf->coordinate_bound_, v.cwiseAbs().maxCoeff());
   }
@@ -305,8 +306,7 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   // The gradient is (Q − C)/|Q − C| (negated inside); on the surface use the feature's normal.
   // In a face region of a closed mesh it is exactly the outward face normal, which is also the
   // more accurate value (Q − C loses digits to cancellation when |Q| dwarfs |Q − C|).
-  const double tiny = 1e-10 * (mesh_->bounds().hi - mesh_->bounds().lo).norm();
-  if (d > tiny && !(mesh_->is_watertight() && c.feature == TriangleFeature::kFace)) {
+  if (d > tiny_distance_ && !(mesh_->is_watertight() && c.feature == TriangleFeature::kFace)) {
     r.normal = (p - c.point) / (inside ? -d : d);
   } else {
     r.normal = FeatureNormal(c);

@@ -103,6 +103,7 @@ class MeshSignedDistance {
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
   std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test
   double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
+  double tiny_distance_ = 0;                    // 1e-10 of the bounds' diagonal (m): "on the surface"
 
   // Winding-number tree: per BVH node, the area-weighted normal sum (½ Σ (b−a)×(c−a)), its
   // area-weighted centroid and the radius of a ball around that centroid holding the node.
