@@ -136,16 +136,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       best_slot = static_cast<int>(s);
       best_feature = f;
       best_point = c;
-      // The first triangle accepted is usually the answer: start fetching what the sign and
-      // normal of the answer read (FeatureNormal) while the traversal finishes.
-      const int32_t t = leaf_triangle_[s];
-      if (f == TriangleFeature::kFace) {
-        __builtin_prefetch(&mesh_->face_normal(t));
-      } else if (IsEdge(f)) {
-        __builtin_prefetch(&mesh_->edge_pseudo_normal(t, FeatureLocalIndex(f)));
-      } else {
-        __builtin_prefetch(&mesh_->triangle(t));
-      }
+      PrefetchFeatureNormal(s, f);
     }
   };
   // Pre-tests a leaf's triangles with their float slabs, then tests exactly those that may beat
@@ -247,6 +238,17 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     out->feature = best_feature;
   }
   return found;
+}
+
+void MeshSignedDistance::PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const {
+  const int32_t t = leaf_triangle_[slot];
+  if (f == TriangleFeature::kFace) {
+    __builtin_prefetch(&mesh_->face_normal(t));
+  } else if (IsEdge(f)) {
+    __builtin_prefetch(&mesh_->edge_pseudo_normal(t, FeatureLocalIndex(f)));
+  } else {
+    __builtin_prefetch(&mesh_->triangle(t));  // the vertex index, then its normal
+  }
 }
 
 Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) const {
