@@ -18,17 +18,9 @@ namespace taxel::geometry {
 namespace {
 
 using ::taxel::testing::BruteForceSquaredDistance;
+using ::taxel::testing::RandomBoxes;
 using ::taxel::testing::UniformPoints;
 using Vec = Eigen::Vector3d;
-
-// Random boxes: centres in [−1, 1]³, half sizes in [0.001, 0.05]³.
-std::vector<Aabb> RandomBoxes(int n, uint64_t seed) {
-  const auto centres = UniformPoints(n, Vec::Constant(-1), Vec::Constant(1), seed);
-  const auto halves = UniformPoints(n, Vec::Constant(0.001), Vec::Constant(0.05), seed + 1);
-  std::vector<Aabb> boxes(n);
-  for (int i = 0; i < n; ++i) boxes[i] = Aabb::FromCenterHalf(centres[i], halves[i]);
-  return boxes;
-}
 
 Aabb NodeBox(const BvhNode& n) {
   return {Vec(n.lo[0], n.lo[1], n.lo[2]), Vec(n.hi[0], n.hi[1], n.hi[2])};
