@@ -10,10 +10,13 @@
 //    the first-order (dipole) far-field expansion of Barill et al., "Fast winding numbers for
 //    soups and clouds", SIGGRAPH 2018 (accuracy parameter beta = 2).
 //
-// Closest points come from a 4-wide BVH (bvh4.h) traversed nearest child first, whose box tests
-// and per-triangle pre-tests (triangle_slab.h) run in float with margins that keep the pruning
+// Closest points come from a 4-wide BVH (bvh4.h) with leaves of up to 16 triangles, traversed
+// nearest child first. Its box tests and the per-triangle pre-tests of a leaf (triangle_slab.h:
+// face and edge planes, 64 bytes per triangle) run in float with margins that keep the pruning
 // exact; only triangles that may be closer than the best so far get the exact double test
 // (closest_point_triangle.h), so answers are those of a brute-force search over all triangles.
+// The traversal is bound by memory latency, so it prefetches every child in reach as soon as it
+// knows it, and the normal data of the triangle it accepts.
 //
 // Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
 // BVH node farther than max_distance. When no surface is within reach, the side is read from a
@@ -49,7 +52,7 @@ struct ClosestPointResult {
 /// Work done by one closest-point traversal (ClosestPointCounted), for benchmarks.
 struct TraversalStats {
   int64_t nodes = 0;      ///< 4-wide nodes entered (each is one 4-box test)
-  int64_t triangles = 0;  ///< point–triangle closest-point evaluations
+  int64_t triangles = 0;  ///< exact point–triangle evaluations (not the float pre-tests)
 };
 
 /// Acceleration structures of one mesh, built once and shared (thread-safe, immutable).
@@ -65,7 +68,8 @@ class MeshSignedDistance {
                              double max_distance = std::numeric_limits<double>::infinity()) const;
 
   /// Closest point on the surface within max_distance (inclusive); false when there is none.
-  /// No allocation; O(log n) typical for near points.
+  /// Where several triangles are closest (a shared edge or vertex), any one of them may be
+  /// reported. No allocation; O(log n) typical for near points.
   bool ClosestPoint(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out) const;
   /// ClosestPoint that also adds the work it did to *stats (same answers, slightly slower).
   bool ClosestPointCounted(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out,
