@@ -15,10 +15,24 @@ float HalfArea(const BvhNode& n) {
 
 }  // namespace
 
-Bvh4 Bvh4::FromBinary(const Bvh& bvh) {
+Bvh4 Bvh4::FromBinary(const Bvh& bvh, int max_leaf_size) {
   Bvh4 out;
   const auto& bin = bvh.nodes();
   if (bin.empty()) return out;
+  // Primitive range [first, end) of every binary subtree (children follow their parent, so a
+  // reverse sweep is bottom-up). A subtree's slots are contiguous in primitive_order().
+  std::vector<std::pair<uint32_t, uint32_t>> range(bin.size());
+  for (size_t i = bin.size(); i-- > 0;) {
+    if (bin[i].is_leaf()) {
+      range[i] = {bin[i].index, bin[i].index + bin[i].count};
+    } else {
+      range[i] = {range[bin[i].index].first, range[bin[i].index + 1].second};
+    }
+  }
+  // A binary leaf, or a subtree small enough, becomes one leaf child.
+  auto is_leaf = [&](uint32_t b) {
+    return bin[b].is_leaf() || range[b].second - range[b].first <= static_cast<uint32_t>(max_leaf_size);
+  };
   // Work list of (binary node, Bvh4 node to fill).
   std::vector<std::pair<uint32_t, uint32_t>> work;
   out.nodes_.push_back({});
@@ -28,7 +42,7 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh) {
     work.pop_back();
     // Gather up to four children.
     std::vector<uint32_t> kids;
-    if (bin[b].is_leaf()) {
+    if (is_leaf(b)) {
       kids.push_back(b);
     } else {
       kids = {bin[b].index, bin[b].index + 1};
@@ -36,7 +50,7 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh) {
         int best = -1;
         float best_area = -1;
         for (size_t k = 0; k < kids.size(); ++k) {
-          if (!bin[kids[k]].is_leaf() && HalfArea(bin[kids[k]]) > best_area) {
+          if (!is_leaf(kids[k]) && HalfArea(bin[kids[k]]) > best_area) {
             best_area = HalfArea(bin[kids[k]]);
             best = static_cast<int>(k);
           }
@@ -62,9 +76,9 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh) {
         node.lo[a][c] = k.lo[a];
         node.hi[a][c] = k.hi[a];
       }
-      if (k.is_leaf()) {
-        node.index[c] = k.index;
-        node.count[c] = k.count;
+      if (is_leaf(kids[c])) {
+        node.index[c] = range[kids[c]].first;
+        node.count[c] = range[kids[c]].second - range[kids[c]].first;
       } else {
         node.index[c] = static_cast<uint32_t>(out.nodes_.size());
         out.nodes_.push_back({});

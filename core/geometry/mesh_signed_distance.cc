@@ -6,6 +6,10 @@
 namespace taxel::geometry {
 namespace {
 
+// Primitives per leaf of the 4-wide closest-point tree: its leaves are pre-tested with float slabs
+// four at a time, which costs less than the cache misses of the deeper tree smaller leaves need.
+// The binary BVH (and the winding-number tree on it) keeps leaves of at most 4.
+constexpr int kClosestPointLeafSize = 16;
 constexpr double kFourPi = 12.566370614359172;
 constexpr double kWindingBeta = 2.0;  // far-field accuracy parameter of Barill et al.
 constexpr int kSignGridCells = 64;    // cells along the longest axis of the mesh bounds
@@ -33,7 +37,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
     for (int k = 0; k < 3; ++k) bounds[t].Extend(m.vertex(m.triangle(t)[k]));
   }
   sdf->bvh_ = Bvh::Build(bounds, 4);
-  sdf->bvh4_ = Bvh4::FromBinary(sdf->bvh_);
+  sdf->bvh4_ = Bvh4::FromBinary(sdf->bvh_, kClosestPointLeafSize);
   const auto& order = sdf->bvh_.primitive_order();
   sdf->leaf_vertices_.resize(3 * order.size());
   sdf->leaf_triangle_.resize(order.size());
@@ -41,6 +45,15 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
     const Triangle& tri = m.triangle(order[s]);
     for (int k = 0; k < 3; ++k) sdf->leaf_vertices_[3 * s + k] = m.vertex(tri[k]);
     sdf->leaf_triangle_[s] = static_cast<int32_t>(order[s]);
+  }
+  sdf->leaf_slabs_.resize(order.size());
+  for (size_t s = 0; s < order.size(); ++s) {
+    const Eigen::Vector3d* v = &sdf->leaf_vertices_[3 * s];
+    sdf->leaf_slabs_[s] = MakeTriangleSlab(v[0], v[1], v[2]);
+  }
+  sdf->tiny_distance_ = 1e-10 * (m.bounds().hi - m.bounds().lo).norm();
+  for (const Eigen::Vector3d& v : m.vertices()) {
+    sdf->coordinate_bound_ = std::max(sdf->coordinate_bound_, v.cwiseAbs().maxCoeff());
   }
   sdf->BuildWindingTree();
   if (m.is_watertight()) sdf->BuildSignGrid();
@@ -57,6 +70,29 @@ bool MeshSignedDistance::ClosestPointCounted(const Eigen::Vector3d& p, double ma
   return ClosestPointImpl<true>(p, max_distance, out, stats);
 }
 
+namespace {
+
+constexpr double kFloatEps = 1.0 / (1 << 24);
+
+// The float limit that squared float distances (node boxes, triangle slab bounds) are compared
+// with when searching radius sqrt(b2): (sqrt(b2)·(1 + 8 eps) + slack)²·(1 + 4 eps), which covers
+// the rounding of the float distances (see ClosestPointImpl and triangle_slab.h) and of this
+// conversion to float. +inf for an unbounded search.
+float FloatLimit(double b2, double slack) {
+  if (!(b2 < std::numeric_limits<double>::infinity())) return std::numeric_limits<float>::infinity();
+  const double t = std::sqrt(b2) * (1 + 8 * kFloatEps) + slack;
+  return static_cast<float>(t * t * (1 + 4 * kFloatEps));
+}
+
+// Fetches the cache lines of `bytes` bytes from `p` ahead of use.
+inline void Prefetch(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b);
+  __builtin_prefetch(c + bytes - 1);
+}
+
+}  // namespace
+
 template <bool kCount>
 bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out,
                                           TraversalStats* stats) const {
@@ -64,18 +100,18 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   // outwards; the query point rounded to float moves by at most eps·M (M = its largest
   // coordinate) and the float arithmetic loses a few eps relative. A node is pruned only when
   // its float distance exceeds (b·(1 + 8 eps) + 2·eps·M)² for the current best distance b, which
-  // any node holding a point within b satisfies: pruning stays exact wherever p is.
-  constexpr double kEps = 1.0 / (1 << 24);
+  // any node holding a point within b satisfies: pruning stays exact wherever p is. Triangles in
+  // reach are pre-tested the same way with their float slab bounds (triangle_slab.h) and only
+  // those that may beat b get the exact double test.
   const std::vector<Bvh4Node>& nodes = bvh4_.nodes();
   const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
-  const double slack = 2 * kEps * p.cwiseAbs().maxCoeff();
+  const double p_max = p.cwiseAbs().maxCoeff();
+  const double node_slack = 2 * kFloatEps * p_max;
+  const double slab_slack = TriangleSlabSlack(p_max, coordinate_bound_);
+  const bool use_slabs = p_max <= kTriangleSlabMaxCoordinate;
   double best = max_distance * max_distance;
-  auto threshold = [&](double b2) -> float {
-    if (!(b2 < std::numeric_limits<double>::infinity())) return std::numeric_limits<float>::infinity();
-    const double t = std::sqrt(b2) * (1 + 8 * kEps) + slack;
-    return static_cast<float>(t * t * (1 + 4 * kEps));  // the float rounding stays above t²
-  };
-  float limit = threshold(best);
+  float limit = FloatLimit(best, node_slack);
+  float slab_limit = FloatLimit(best, slab_slack);
   struct Entry {
     uint32_t index, count;  // count > 0: a leaf's primitive range; 0: an inner node
     float d2;
@@ -86,27 +122,59 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   int best_slot = -1;
   TriangleFeature best_feature = TriangleFeature::kFace;
   Eigen::Vector3d best_point;
-  auto accept = [&](double d2, uint32_t s, TriangleFeature f, const Eigen::Vector3d& c) {
-    best = d2;
-    limit = threshold(best);
-    found = true;
-    best_slot = static_cast<int>(s);
-    best_feature = f;
-    best_point = c;
-  };
   auto test_slot = [&](uint32_t s) {
     if constexpr (kCount) ++stats->triangles;
     TriangleFeature f;
     const Eigen::Vector3d c = ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1],
                                                      leaf_vertices_[3 * s + 2], &f);
     const double d2 = (p - c).squaredNorm();
-    if (d2 < best || (!found && d2 <= best)) accept(d2, s, f, c);
+    if (d2 < best || (!found && d2 <= best)) {
+      best = d2;
+      limit = FloatLimit(best, node_slack);
+      slab_limit = FloatLimit(best, slab_slack);
+      found = true;
+      best_slot = static_cast<int>(s);
+      best_feature = f;
+      best_point = c;
+      PrefetchFeatureNormal(s, f);
+    }
   };
+  // Pre-tests a leaf's triangles with their float slabs, then tests exactly those that may beat
+  // the best, nearest bound first; each success shrinks the limit the rest must meet. Leaves
+  // larger than kClosestPointLeafSize (possible only at the binary build's depth limit) go in
+  // blocks of that size.
   auto test_leaf = [&](uint32_t first, uint32_t count) {
-    for (uint32_t s = first, end = first + count; s < end; ++s) test_slot(s);
+    if (!use_slabs) {
+      for (uint32_t s = first, end = first + count; s < end; ++s) test_slot(s);
+      return;
+    }
+    for (uint32_t end = first + count; first < end; first += kClosestPointLeafSize) {
+      const uint32_t n = std::min<uint32_t>(kClosestPointLeafSize, end - first);
+      float lb2[kClosestPointLeafSize];
+      uint32_t live = 0;
+      for (uint32_t g = 0; g < n; g += 4) {
+        live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g)
+                << g;
+      }
+      for (uint32_t m = live; m != 0; m &= m - 1) {
+        const uint32_t slot = first + __builtin_ctz(m);
+        Prefetch(&leaf_vertices_[3 * slot], 3 * sizeof(Eigen::Vector3d));
+        __builtin_prefetch(&leaf_triangle_[slot]);
+      }
+      while (live != 0) {
+        uint32_t k = __builtin_ctz(live);
+        for (uint32_t m = live & (live - 1); m != 0; m &= m - 1) {
+          const uint32_t j = __builtin_ctz(m);
+          if (lb2[j] < lb2[k]) k = j;
+        }
+        live &= ~(1u << k);
+        if (lb2[k] <= slab_limit) test_slot(first + k);
+      }
+    }
   };
   // Depth-first, nearest child first. `hit` holds the children of the current node within
-  // reach; all but the nearest go on the stack (farthest deepest).
+  // reach; all but the nearest go on the stack (farthest deepest). Their data is prefetched as
+  // soon as they are known to be in reach, so that the cache misses of siblings overlap.
   auto visit = [&](const Entry& e) -> bool {  // true: descend into e (an inner node)
     if (e.count > 0) {
       test_leaf(e.index, e.count);
@@ -133,6 +201,11 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
         for (; mask != 0; mask &= mask - 1) {
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
+          if (e.count > 0) {
+            Prefetch(&leaf_slabs_[e.index], e.count * sizeof(TriangleSlab));
+          } else {
+            Prefetch(&nodes[e.index], sizeof(Bvh4Node));
+          }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {
             hits[k] = hits[k - 1];
@@ -165,6 +238,17 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     out->feature = best_feature;
   }
   return found;
+}
+
+void MeshSignedDistance::PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const {
+  const int32_t t = leaf_triangle_[slot];
+  if (f == TriangleFeature::kFace) {
+    __builtin_prefetch(&mesh_->face_normal(t));
+  } else if (IsEdge(f)) {
+    __builtin_prefetch(&mesh_->edge_pseudo_normal(t, FeatureLocalIndex(f)));
+  } else {
+    __builtin_prefetch(&mesh_->triangle(t));  // the vertex index, then its normal
+  }
 }
 
 Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) const {
@@ -224,8 +308,7 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   // The gradient is (Q − C)/|Q − C| (negated inside); on the surface use the feature's normal.
   // In a face region of a closed mesh it is exactly the outward face normal, which is also the
   // more accurate value (Q − C loses digits to cancellation when |Q| dwarfs |Q − C|).
-  const double tiny = 1e-10 * (mesh_->bounds().hi - mesh_->bounds().lo).norm();
-  if (d > tiny && !(mesh_->is_watertight() && c.feature == TriangleFeature::kFace)) {
+  if (d > tiny_distance_ && !(mesh_->is_watertight() && c.feature == TriangleFeature::kFace)) {
     r.normal = (p - c.point) / (inside ? -d : d);
   } else {
     r.normal = FeatureNormal(c);
@@ -379,7 +462,8 @@ void MeshSignedDistance::BuildSignGrid() {
 
 size_t MeshSignedDistance::memory_bytes() const {
   return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() + leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) +
-         leaf_triangle_.capacity() * sizeof(int32_t) + winding_.capacity() * sizeof(WindingNode) +
+         leaf_triangle_.capacity() * sizeof(int32_t) +
+         leaf_slabs_.capacity() * sizeof(TriangleSlab) + winding_.capacity() * sizeof(WindingNode) +
          grid_.capacity();
 }
 

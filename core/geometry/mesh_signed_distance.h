@@ -10,6 +10,14 @@
 //    the first-order (dipole) far-field expansion of Barill et al., "Fast winding numbers for
 //    soups and clouds", SIGGRAPH 2018 (accuracy parameter beta = 2).
 //
+// Closest points come from a 4-wide BVH (bvh4.h) with leaves of up to 16 triangles, traversed
+// nearest child first. Its box tests and the per-triangle pre-tests of a leaf (triangle_slab.h:
+// face and edge planes, 64 bytes per triangle) run in float with margins that keep the pruning
+// exact; only triangles that may be closer than the best so far get the exact double test
+// (closest_point_triangle.h), so answers are those of a brute-force search over all triangles.
+// The traversal is bound by memory latency, so it prefetches every child in reach as soon as it
+// knows it, and the normal data of the triangle it accepts.
+//
 // Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
 // BVH node farther than max_distance. When no surface is within reach, the side is read from a
 // coarse inside/outside voxel grid built once per watertight mesh (cells crossed by the surface
@@ -29,6 +37,7 @@
 #include "core/geometry/bvh4.h"
 #include "core/geometry/signed_distance_result.h"
 #include "core/geometry/triangle_mesh.h"
+#include "core/geometry/triangle_slab.h"
 
 namespace taxel::geometry {
 
@@ -43,7 +52,7 @@ struct ClosestPointResult {
 /// Work done by one closest-point traversal (ClosestPointCounted), for benchmarks.
 struct TraversalStats {
   int64_t nodes = 0;      ///< 4-wide nodes entered (each is one 4-box test)
-  int64_t triangles = 0;  ///< point–triangle closest-point evaluations
+  int64_t triangles = 0;  ///< exact point–triangle evaluations (not the float pre-tests)
 };
 
 /// Acceleration structures of one mesh, built once and shared (thread-safe, immutable).
@@ -59,7 +68,8 @@ class MeshSignedDistance {
                              double max_distance = std::numeric_limits<double>::infinity()) const;
 
   /// Closest point on the surface within max_distance (inclusive); false when there is none.
-  /// No allocation; O(log n) typical for near points.
+  /// Where several triangles are closest (a shared edge or vertex), any one of them may be
+  /// reported. No allocation; O(log n) typical for near points.
   bool ClosestPoint(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out) const;
   /// ClosestPoint that also adds the work it did to *stats (same answers, slightly slower).
   bool ClosestPointCounted(const Eigen::Vector3d& p_MQ, double max_distance, ClosestPointResult* out,
@@ -87,6 +97,9 @@ class MeshSignedDistance {
   /// Sign of p from the closest feature (watertight meshes): true when inside.
   bool InsideByPseudoNormal(const Eigen::Vector3d& p, const ClosestPointResult& c) const;
   Eigen::Vector3d FeatureNormal(const ClosestPointResult& c) const;
+  /// Starts loading what FeatureNormal will read for feature f of the triangle in leaf `slot`:
+  /// the first triangle a traversal accepts is usually its answer.
+  void PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const;
   /// Sign-grid lookup: 0 outside, 1 inside, 2 undecided (surface cell).
   int GridSide(const Eigen::Vector3d& p) const;
 
@@ -95,6 +108,9 @@ class MeshSignedDistance {
   Bvh4 bvh4_;  // 4-wide: closest-point queries
   std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
+  std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test
+  double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
+  double tiny_distance_ = 0;                    // 1e-10 of the bounds' diagonal (m): "on the surface"
 
   // Winding-number tree: per BVH node, the area-weighted normal sum (½ Σ (b−a)×(c−a)), its
   // area-weighted centroid and the radius of a ball around that centroid holding the node.

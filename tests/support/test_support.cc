@@ -20,6 +20,14 @@ std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, con
   return points;
 }
 
+std::vector<geometry::Aabb> RandomBoxes(int n, uint64_t seed) {
+  const auto centres = UniformPoints(n, Eigen::Vector3d::Constant(-1), Eigen::Vector3d::Constant(1), seed);
+  const auto halves = UniformPoints(n, Eigen::Vector3d::Constant(0.001), Eigen::Vector3d::Constant(0.05), seed + 1);
+  std::vector<geometry::Aabb> boxes(n);
+  for (int i = 0; i < n; ++i) boxes[i] = geometry::Aabb::FromCenterHalf(centres[i], halves[i]);
+  return boxes;
+}
+
 std::shared_ptr<const geometry::TriangleMesh> MakeMesh(geometry::MeshData data) {
   auto mesh = geometry::TriangleMesh::Create(std::move(data.vertices), std::move(data.triangles));
   TAXEL_CHECK(mesh.ok());

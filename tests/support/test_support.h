@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "core/geometry/aabb.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/geometry/mesh_signed_distance.h"
 #include "core/geometry/triangle_mesh.h"
@@ -16,6 +17,9 @@ namespace taxel::testing {
 /// Deterministic uniform points in the box [lo, hi] (seeded; no wall clock).
 std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
                                            uint64_t seed);
+
+/// Deterministic random boxes: centres uniform in [−1, 1]³, half sizes uniform in [0.001, 0.05]³.
+std::vector<geometry::Aabb> RandomBoxes(int n, uint64_t seed);
 
 /// Validates `data` into a mesh; aborts the test binary if the generator produced bad data.
 std::shared_ptr<const geometry::TriangleMesh> MakeMesh(geometry::MeshData data);

@@ -18,17 +18,9 @@ namespace taxel::geometry {
 namespace {
 
 using ::taxel::testing::BruteForceSquaredDistance;
+using ::taxel::testing::RandomBoxes;
 using ::taxel::testing::UniformPoints;
 using Vec = Eigen::Vector3d;
-
-// Random boxes: centres in [−1, 1]³, half sizes in [0.001, 0.05]³.
-std::vector<Aabb> RandomBoxes(int n, uint64_t seed) {
-  const auto centres = UniformPoints(n, Vec::Constant(-1), Vec::Constant(1), seed);
-  const auto halves = UniformPoints(n, Vec::Constant(0.001), Vec::Constant(0.05), seed + 1);
-  std::vector<Aabb> boxes(n);
-  for (int i = 0; i < n; ++i) boxes[i] = Aabb::FromCenterHalf(centres[i], halves[i]);
-  return boxes;
-}
 
 Aabb NodeBox(const BvhNode& n) {
   return {Vec(n.lo[0], n.lo[1], n.lo[2]), Vec(n.hi[0], n.hi[1], n.hi[2])};
@@ -292,6 +284,52 @@ TEST(ClosestPointBoxTest, MaxDistanceIsInclusive) {
   // Zero reach still finds a point exactly on the surface.
   ASSERT_TRUE(sdf->ClosestPoint(Vec(0.5, 0, 0), 0.0, &r));
   EXPECT_EQ(r.squared_distance, 0.0);
+}
+
+// A closed bicone ("needle") of `n` sides: apexes at z = ±half_length, a ring of radius r at
+// z = 0. Its 2n triangles are slivers when r ≪ half_length (|cross| / longest² ≈ r·sin(π/n) /
+// half_length):
+//
+//        * (0, 0, +L)
+//       /|\ .
+//      / | \ .      side view: every triangle joins an apex to one side of the ring
+//     *--+--*  ring, radius r
+//      \ | /
+//       \|/
+//        * (0, 0, −L)
+MeshData Bicone(double r, double half_length, int n) {
+  MeshData m;
+  m.vertices = {Vec(0, 0, half_length), Vec(0, 0, -half_length)};
+  for (int i = 0; i < n; ++i) {
+    const double phi = 2 * M_PI * i / n;
+    m.vertices.push_back(Vec(r * std::cos(phi), r * std::sin(phi), 0));
+  }
+  for (int i = 0; i < n; ++i) {
+    const int32_t a = 2 + i, b = 2 + (i + 1) % n;
+    m.triangles.push_back({0, a, b});
+    m.triangles.push_back({1, b, a});
+  }
+  return m;
+}
+
+TEST(ClosestPointSliverTest, NeedlesEqualBruteForce) {
+  // r / L = 1e-4 (slivers whose float pre-test planes are trusted) and 1e-8 (planes too tilted by
+  // rounding to trust: such triangles are always tested exactly).
+  for (const double r : {1e-4, 1e-8}) {
+    const auto sdf = taxel::testing::MakeSdf(Bicone(r, 1.0, 12));
+    auto points = UniformPoints(500, Vec(-10 * r, -10 * r, -1.2), Vec(10 * r, 10 * r, 1.2), 41);
+    const auto near = taxel::testing::NearFeaturePoints(sdf->mesh(), 500, 1e-3 * r, 3 * r, 42);
+    points.insert(points.end(), near.begin(), near.end());
+    for (const Vec& p : points) {
+      const double brute = BruteForceSquaredDistance(sdf->mesh(), p);
+      ClosestPointResult c;
+      ASSERT_TRUE(sdf->ClosestPoint(p, std::numeric_limits<double>::infinity(), &c));
+      ASSERT_NEAR(c.squared_distance, brute, 1e-14 * (1 + brute)) << "r " << r << " at " << p.transpose();
+      // Bounded at 2× the distance: still found, still the same.
+      ASSERT_TRUE(sdf->ClosestPoint(p, 2 * std::sqrt(brute), &c));
+      ASSERT_NEAR(c.squared_distance, brute, 1e-14 * (1 + brute)) << "r " << r << " at " << p.transpose();
+    }
+  }
 }
 
 std::vector<NamedMesh> Meshes() {
