@@ -46,8 +46,6 @@ class Bvh4 {
   /// pre-tested cheaply (MeshSignedDistance uses 16 with triangle_slab.h).
   static Bvh4 FromBinary(const Bvh& bvh, int max_leaf_size = 4);
   const std::vector<Bvh4Node>& nodes() const { return nodes_; }
-  /// For owners that annotate leaves (MeshSignedDistance stores per-triangle boxes).
-  std::vector<Bvh4Node>& mutable_nodes() { return nodes_; }
   size_t memory_bytes() const { return nodes_.capacity() * sizeof(Bvh4Node); }
 
  private:
