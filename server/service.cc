@@ -1,5 +1,6 @@
 #include "server/service.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -53,10 +54,14 @@ absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t m
                    " bytes; read fewer sensors, channels or envs, or set read.none"));
 }
 
-// The request bytes of a raw Step/StepStream call, parsed by protobuf.
-grpc::Status ParseStepRequest(const grpc::ByteBuffer& bytes, v1::StepRequest* request) {
+// The request bytes of a raw Step/StepStream call, parsed by protobuf; `*seconds` is the time it
+// took (part of the decode phase).
+grpc::Status ParseStepRequest(const grpc::ByteBuffer& bytes, v1::StepRequest* request, double* seconds) {
+  const auto start = Clock::now();
   grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
-  if (!grpc::SerializationTraits<v1::StepRequest>::Deserialize(&copy, request).ok()) {
+  const bool ok = grpc::SerializationTraits<v1::StepRequest>::Deserialize(&copy, request).ok();
+  *seconds = Seconds(start, Clock::now());
+  if (!ok) {
     return ToGrpcStatus(absl::InvalidArgumentError("request: not a valid taxel.v1.StepRequest (protobuf parse failed)"));
   }
   return grpc::Status::OK;
@@ -160,13 +165,14 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
   enum class Phase { kReading, kProcessing, kWriting };
 
   void Process(Clock::time_point queued) {
-    grpc::Status status = ParseStepRequest(request_, &parsed_);
+    double parse_seconds = 0;
+    grpc::Status status = ParseStepRequest(request_, &parsed_, &parse_seconds);
     if (status.ok()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         scene_ = parsed_.scene();
       }
-      status = service_->StepOnce(tenant_, parsed_, &response_, queued);
+      status = service_->StepOnce(tenant_, parsed_, &response_, queued, parse_seconds);
     }
     std::optional<grpc::Status> finish;
     {
@@ -446,7 +452,7 @@ grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext
 }
 
 grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepRequest& req, grpc::ByteBuffer* response,
-                                    Clock::time_point queued_at) {
+                                    Clock::time_point queued_at, double parse_seconds) {
   return WithScene(*deps_.registry, tenant, req.scene(), [&](SceneEntry& entry) {
     scene::Scene& scene = *entry.scene;
     const auto t0 = Clock::now();
@@ -485,9 +491,10 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
           .IgnoreError();  // checked above: the scene has a matrix
     }
     const auto t3 = Clock::now();
-    const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
+    const double decode = parse_seconds + Seconds(t0, t2) - stats.evaluate_seconds;
+    const double queue = std::max(0.0, Seconds(queued_at, t0) - parse_seconds);
     auto* timing = tail.mutable_timing();
-    timing->set_queue_us(1e6 * Seconds(queued_at, t0));
+    timing->set_queue_us(1e6 * queue);
     timing->set_decode_us(1e6 * decode);
     timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
     timing->set_encode_us(1e6 * Seconds(t2, t3));
@@ -495,7 +502,7 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
     grpc::ByteBuffer bytes(slices, 2);
     response->Swap(&bytes);
     Metrics& m = *deps_.metrics;
-    m.StepPhaseSeconds(StepPhase::kQueue, Seconds(queued_at, t0));
+    m.StepPhaseSeconds(StepPhase::kQueue, queue);
     m.StepPhaseSeconds(StepPhase::kDecode, decode);
     m.StepPhaseSeconds(StepPhase::kEvaluate, stats.evaluate_seconds);
     m.StepPhaseSeconds(StepPhase::kEncode, Seconds(t2, t3));
@@ -512,8 +519,9 @@ grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, c
                                              grpc::ByteBuffer* out) {
   return RunUnary(ctx, "Step", [this, req, out](const std::string& tenant, Clock::time_point queued) {
     v1::StepRequest request;
-    if (grpc::Status s = ParseStepRequest(*req, &request); !s.ok()) return s;
-    return StepOnce(tenant, request, out, queued);
+    double parse_seconds = 0;
+    if (grpc::Status s = ParseStepRequest(*req, &request, &parse_seconds); !s.ok()) return s;
+    return StepOnce(tenant, request, out, queued, parse_seconds);
   });
 }
 

@@ -85,9 +85,10 @@ class TaxelService final : public TaxelServiceBase {
 
   // Used by StepStreamReactor.
   using Clock = std::chrono::steady_clock;
-  /// Steps the scene and writes the StepResponse bytes to `response`.
+  /// Steps the scene and writes the StepResponse bytes to `response`. `parse_seconds`: the time
+  /// spent parsing the request bytes after `queued_at`, reported as decode rather than queue.
   grpc::Status StepOnce(const std::string& tenant, const v1::StepRequest& request, grpc::ByteBuffer* response,
-                        Clock::time_point queued_at);
+                        Clock::time_point queued_at, double parse_seconds);
   void Unregister(StepStreamReactor* stream);
   RequestExecutor& executor() { return *deps_.executor; }
   Metrics& metrics() { return *deps_.metrics; }
