@@ -7,8 +7,6 @@
 //   inproc_grasp_batch                         the same scene stepped in process in the same run
 //
 // The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians).
-// Every gRPC case steps through the client's fast path, Client::Step / StepStream::Step into a
-// reused taxel::StepResult (the readings copied once into the result's buffer).
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
@@ -101,10 +99,10 @@ std::vector<double> TimeSteps(int envs, bool stream, int count) {
   const v1::StepRequest& req = GraspRequest(envs);
   std::unique_ptr<StepStream> s;
   if (stream) s = client.OpenStepStream();
-  StepResult result;  // reused from step to step, as a simulation loop would
   auto step = [&] {
-    TAXEL_CHECK((stream ? s->Step(req, &result) : client.Step(req, &result)).ok());
-    const auto& t = result.header().timing();
+    auto r = stream ? s->Step(req) : client.Step(req);
+    TAXEL_CHECK(r.ok());
+    const auto& t = r->timing();
     g_last_phases = {t.queue_us() * 1e-3, t.decode_us() * 1e-3, t.evaluate_us() * 1e-3, t.encode_us() * 1e-3};
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: connection, caches

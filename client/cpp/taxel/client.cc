@@ -6,19 +6,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace taxel {
-namespace {
-
-constexpr char kStepMethod[] = "/taxel.v1.Taxel/Step";
-constexpr char kStepStreamMethod[] = "/taxel.v1.Taxel/StepStream";
-
-// Waits for the next event of `cq`, which has exactly one operation outstanding.
-bool Next(grpc::CompletionQueue* cq) {
-  void* tag = nullptr;
-  bool ok = false;
-  return cq->Next(&tag, &ok) && ok;
-}
-
-}  // namespace
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -40,8 +27,6 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(Options options) {
   auto creds = client->options_.credentials ? client->options_.credentials : grpc::InsecureChannelCredentials();
   client->channel_ = grpc::CreateCustomChannel(client->options_.target, creds, args);
   client->stub_ = v1::Taxel::NewStub(client->channel_);
-  client->raw_stub_ =
-      std::make_unique<grpc::TemplatedGenericStub<v1::StepRequest, grpc::ByteBuffer>>(client->channel_);
   return client;
 }
 
@@ -119,23 +104,6 @@ absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
   TAXEL_CLIENT_UNARY(Step, request, v1::StepResponse);
 }
 
-absl::Status Client::Step(const v1::StepRequest& request, StepResult* result) {
-  grpc::ClientContext ctx;
-  Prepare(&ctx);
-  grpc::CompletionQueue cq;
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  auto call = raw_stub_->PrepareUnaryCall(&ctx, kStepMethod, request, &cq);
-  call->StartCall();
-  call->Finish(&response, &status, nullptr);
-  Next(&cq);  // Finish always completes, ok or not; `status` says which
-  cq.Shutdown();
-  while (Next(&cq)) {
-  }
-  if (!status.ok()) return FromGrpc(status);
-  return result->Parse(response);
-}
-
 absl::StatusOr<v1::ReadSensorsResponse> Client::ReadSensors(const v1::ReadSensorsRequest& request) {
   TAXEL_CLIENT_UNARY(ReadSensors, request, v1::ReadSensorsResponse);
 }
@@ -160,78 +128,34 @@ std::unique_ptr<StepStream> Client::OpenStepStream() {
   std::unique_ptr<StepStream> s(new StepStream());
   s->context_ = std::make_unique<grpc::ClientContext>();
   Prepare(s->context_.get(), /*deadline=*/false);
-  s->stream_ = raw_stub_->PrepareCall(s->context_.get(), kStepStreamMethod, &s->cq_);
-  s->stream_->StartCall(nullptr);
-  // Like the synchronous API, wait until the call is started (initial metadata sent); a call that
-  // could not start reports its status on the first Step or Close.
-  s->broken_ = !s->Wait();
+  s->stream_ = stub_->StepStream(s->context_.get());
   return s;
 }
 
 StepStream::~StepStream() {
   if (!closed_) {
     context_->TryCancel();
-    FinishWith().IgnoreError();
+    stream_->Finish().ok();
   }
-  cq_.Shutdown();
-  void* tag;
-  bool ok;
-  while (cq_.Next(&tag, &ok)) {
-  }
-}
-
-bool StepStream::Wait() { return Next(&cq_); }
-
-absl::Status StepStream::FinishWith() {
-  closed_ = true;
-  grpc::Status status;
-  stream_->Finish(&status, nullptr);
-  Wait();  // Finish always completes; `status` holds the outcome
-  return FromGrpc(status);
-}
-
-absl::Status StepStream::RoundTrip(v1::StepRequest request, grpc::ByteBuffer* response) {
-  if (closed_) return absl::FailedPreconditionError("stream: already closed");
-  if (broken_) {
-    const absl::Status s = FinishWith();
-    return s.ok() ? absl::UnavailableError("stream: could not start") : s;
-  }
-  request.set_sequence(next_sequence_++);
-  stream_->Write(request, nullptr);
-  bool ok = Wait();
-  if (ok) {
-    stream_->Read(response, nullptr);
-    ok = Wait();
-  }
-  if (!ok) {
-    const absl::Status s = FinishWith();
-    return s.ok() ? absl::UnavailableError("stream: ended by the server") : s;
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::StepResponse> StepStream::Step(v1::StepRequest request) {
-  grpc::ByteBuffer bytes;
-  if (absl::Status s = RoundTrip(std::move(request), &bytes); !s.ok()) return s;
+  if (closed_) return absl::FailedPreconditionError("stream: already closed");
+  request.set_sequence(next_sequence_++);
   v1::StepResponse response;
-  if (!grpc::SerializationTraits<v1::StepResponse>::Deserialize(&bytes, &response).ok()) {
-    return absl::DataLossError("stream: the server's response is not a valid taxel.v1.StepResponse");
+  if (!stream_->Write(request) || !stream_->Read(&response)) {
+    closed_ = true;
+    const absl::Status s = FromGrpc(stream_->Finish());
+    return s.ok() ? absl::UnavailableError("stream: ended by the server") : s;
   }
   return response;
 }
 
-absl::Status StepStream::Step(v1::StepRequest request, StepResult* result) {
-  grpc::ByteBuffer bytes;
-  if (absl::Status s = RoundTrip(std::move(request), &bytes); !s.ok()) return s;
-  return result->Parse(bytes);
-}
-
 absl::Status StepStream::Close() {
   if (closed_) return absl::OkStatus();
-  if (broken_) return FinishWith();
-  stream_->WritesDone(nullptr);
-  Wait();
-  return FinishWith();
+  closed_ = true;
+  stream_->WritesDone();
+  return FromGrpc(stream_->Finish());
 }
 
 v1::Tensor DoubleTensor(absl::Span<const int64_t> shape, absl::Span<const double> values) {

@@ -15,9 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-#include "taxel/step_result.h"
 #include "taxel/v1/service.grpc.pb.h"
 
 namespace taxel {
@@ -53,9 +51,6 @@ class Client {
   absl::StatusOr<v1::SensorInfo> AddSensor(const std::string& scene, const v1::SensorSpec& sensor);
   absl::Status RemoveSensor(const std::string& scene, const std::string& sensor_name);
   absl::StatusOr<v1::StepResponse> Step(const v1::StepRequest& request);
-  /// The same step, decoded into `result` without a protobuf string per tensor (see
-  /// taxel/step_result.h): the fast path for large batches. `result` is reused from step to step.
-  absl::Status Step(const v1::StepRequest& request, StepResult* result);
   absl::StatusOr<v1::ReadSensorsResponse> ReadSensors(const v1::ReadSensorsRequest& request);
   absl::Status ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids = {});
   absl::StatusOr<v1::GetContactMatrixResponse> GetContactMatrix(const v1::GetContactMatrixRequest& request);
@@ -72,36 +67,23 @@ class Client {
   Options options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Taxel::Stub> stub_;
-  /// Step and StepStream with the response as bytes (StepResult).
-  std::unique_ptr<grpc::TemplatedGenericStub<v1::StepRequest, grpc::ByteBuffer>> raw_stub_;
 };
 
 /// A synchronous bidirectional step stream: Step() writes one request and reads its response.
-/// One thread at a time.
 class StepStream {
  public:
   ~StepStream();
   /// Sends `request` (its sequence number is filled in) and waits for the response.
   absl::StatusOr<v1::StepResponse> Step(v1::StepRequest request);
-  /// The same, decoded into `result` (taxel/step_result.h); the fast path for large batches.
-  absl::Status Step(v1::StepRequest request, StepResult* result);
   /// Half-closes and returns the stream's final status.
   absl::Status Close();
 
  private:
   friend class Client;
   StepStream() = default;
-  // Writes the request and reads the response bytes; on failure the stream's final status.
-  absl::Status RoundTrip(v1::StepRequest request, grpc::ByteBuffer* response);
-  // Waits for the operation just started; false when it failed (the stream is broken).
-  bool Wait();
-  absl::Status FinishWith();
   std::unique_ptr<grpc::ClientContext> context_;
-  // The stream runs on its own completion queue, driven by the calling thread.
-  grpc::CompletionQueue cq_;
-  std::unique_ptr<grpc::ClientAsyncReaderWriter<v1::StepRequest, grpc::ByteBuffer>> stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::StepRequest, v1::StepResponse>> stream_;
   uint64_t next_sequence_ = 1;
-  bool broken_ = false;  // the call did not start
   bool closed_ = false;
 };
 
