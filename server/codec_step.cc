@@ -228,6 +228,13 @@ void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor*
   if (width == 3) t->add_shape(3);
 }
 
+// True when `envs` is 0, 1, ..., num_envs − 1 (the blocks are one contiguous run).
+bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
+  bool identity = static_cast<int>(envs.size()) == num_envs;
+  for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
+  return identity;
+}
+
 }  // namespace
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
@@ -255,9 +262,7 @@ ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch
 
 void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst) {
   const size_t block = array.bytes_per_env;
-  bool identity = static_cast<int>(envs.size()) == num_envs;
-  for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
-  if (identity) {
+  if (IsAllEnvsInOrder(envs, num_envs)) {
     if (block * envs.size() > 0) std::memcpy(dst, array.data, block * envs.size());
     return;
   }
@@ -279,9 +284,15 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
         t.set_dtype(a.dtype);
         t.add_shape(static_cast<int64_t>(envs.size()));
         for (int64_t d : a.probe_shape) t.add_shape(d);
+        // Appended rather than resized and gathered: std::string would zero the bytes first.
         std::string* data = t.mutable_data();
-        data->resize(a.bytes_per_env * envs.size());
-        GatherEnvs(a, envs, num_envs, data->data());
+        if (IsAllEnvsInOrder(envs, num_envs)) {
+          data->assign(a.data, a.bytes_per_env * envs.size());
+        } else {
+          data->clear();
+          data->reserve(a.bytes_per_env * envs.size());
+          for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
+        }
       }
     }
   }
