@@ -110,6 +110,21 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
 /// a read that cannot fit the message limit is refused before any work is done.
 int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs);
 
+/// One output channel of a sensor as a reading carries it: the core array of all envs (env-major,
+/// `bytes_per_env` bytes each) and the wire dtype. The tensor's shape is [len(envs)] followed by
+/// `probe_shape` (the layout, then 3 for vector channels).
+struct ChannelArray {
+  v1::DType dtype = v1::DTYPE_UNSPECIFIED;
+  std::vector<int64_t> probe_shape;
+  const char* data = nullptr;
+  size_t bytes_per_env = 0;
+};
+ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel);
+
+/// Copies the blocks of `envs` (in that order) of `array` to `dst`, which holds
+/// len(envs)·bytes_per_env bytes: one memcpy when `envs` is 0, 1, ..., num_envs − 1.
+void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst);
+
 /// Appends one SensorReading per (sensor, branch) with the planned channels for `envs` (in that
 /// order) to `out`.
 void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,

@@ -228,52 +228,71 @@ void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor*
   if (width == 3) t->add_shape(3);
 }
 
-// Copies the blocks of `envs` (each `block` bytes) from `src` into a string.
-void GatherEnvs(const void* src, size_t block, absl::Span<const int32_t> envs, int num_envs, std::string* out) {
-  const char* base = static_cast<const char*>(src);
+// True when `envs` is 0, 1, ..., num_envs − 1 (the blocks are one contiguous run).
+bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
   bool identity = static_cast<int>(envs.size()) == num_envs;
   for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
-  if (identity) {
-    out->assign(base, block * envs.size());
-    return;
-  }
-  out->clear();
-  out->reserve(block * envs.size());
-  for (int32_t e : envs) out->append(base + block * e, block);
+  return identity;
 }
 
 }  // namespace
+
+ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
+  const sensors::SensorOutputs& o = sensor.outputs(branch);
+  const int width = sensors::ChannelWidth(channel);
+  ChannelArray a;
+  a.probe_shape = sensor.layout().shape();
+  if (width == 3) a.probe_shape.push_back(3);
+  const void* src = nullptr;
+  size_t item_size = 4;
+  switch (channel) {
+    case sensors::Channel::kContact: src = o.contact.data(), item_size = 1, a.dtype = v1::BOOL; break;
+    case sensors::Channel::kDepth: src = o.depth.data(), a.dtype = v1::FLOAT32; break;
+    case sensors::Channel::kNormal: src = o.normal.data(), a.dtype = v1::FLOAT32; break;
+    case sensors::Channel::kArea: src = o.area.data(), a.dtype = v1::FLOAT32; break;
+    case sensors::Channel::kPartner: src = o.partner.data(), a.dtype = v1::INT32; break;
+    case sensors::Channel::kForce: src = o.force.data(), a.dtype = v1::FLOAT32; break;
+    case sensors::Channel::kTorque: src = o.torque.data(), a.dtype = v1::FLOAT32; break;
+    case sensors::Channel::kDisplacement: src = o.displacement.data(), a.dtype = v1::FLOAT32; break;
+  }
+  a.data = static_cast<const char*>(src);
+  a.bytes_per_env = static_cast<size_t>(sensor.num_probes()) * width * item_size;
+  return a;
+}
+
+void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst) {
+  const size_t block = array.bytes_per_env;
+  if (IsAllEnvsInOrder(envs, num_envs)) {
+    if (block * envs.size() > 0) std::memcpy(dst, array.data, block * envs.size());
+    return;
+  }
+  for (int32_t e : envs) std::memcpy(dst, array.data + block * e, block), dst += block;
+}
 
 void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
                     google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
   for (const ReadPlan::Item& item : plan.items) {
     const sensors::Sensor& s = *item.sensor;
-    const auto& layout = s.layout();
     for (sensors::Branch b : plan.branches) {
       v1::SensorReading* r = out->Add();
       r->set_sensor(s.spec().name);
       r->set_sensor_id(s.id().value());
       r->set_branch(b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH);
-      const sensors::SensorOutputs& o = s.outputs(b);
       for (sensors::Channel c : item.channels) {
         v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
-        const int width = sensors::ChannelWidth(c);
+        const ChannelArray a = ChannelOutput(s, b, c);
+        t.set_dtype(a.dtype);
         t.add_shape(static_cast<int64_t>(envs.size()));
-        AppendProbeShape(layout, width, &t);
-        const size_t per_env = static_cast<size_t>(layout.size()) * width;
-        const void* src = nullptr;
-        size_t item_size = 4;
-        switch (c) {
-          case sensors::Channel::kContact: src = o.contact.data(), item_size = 1, t.set_dtype(v1::BOOL); break;
-          case sensors::Channel::kDepth: src = o.depth.data(), t.set_dtype(v1::FLOAT32); break;
-          case sensors::Channel::kNormal: src = o.normal.data(), t.set_dtype(v1::FLOAT32); break;
-          case sensors::Channel::kArea: src = o.area.data(), t.set_dtype(v1::FLOAT32); break;
-          case sensors::Channel::kPartner: src = o.partner.data(), t.set_dtype(v1::INT32); break;
-          case sensors::Channel::kForce: src = o.force.data(), t.set_dtype(v1::FLOAT32); break;
-          case sensors::Channel::kTorque: src = o.torque.data(), t.set_dtype(v1::FLOAT32); break;
-          case sensors::Channel::kDisplacement: src = o.displacement.data(), t.set_dtype(v1::FLOAT32); break;
+        for (int64_t d : a.probe_shape) t.add_shape(d);
+        // Appended rather than resized and gathered: std::string would zero the bytes first.
+        std::string* data = t.mutable_data();
+        if (IsAllEnvsInOrder(envs, num_envs)) {
+          data->assign(a.data, a.bytes_per_env * envs.size());
+        } else {
+          data->clear();
+          data->reserve(a.bytes_per_env * envs.size());
+          for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
         }
-        GatherEnvs(src, per_env * item_size, envs, num_envs, t.mutable_data());
       }
     }
   }

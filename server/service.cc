@@ -1,5 +1,6 @@
 #include "server/service.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -13,6 +14,8 @@
 #include "server/codec.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
+#include "server/response_buffers.h"
+#include "server/step_wire.h"
 #include "server/version.h"
 
 namespace taxel::server {
@@ -51,12 +54,34 @@ absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t m
                    " bytes; read fewer sensors, channels or envs, or set read.none"));
 }
 
+// The request bytes of a raw Step/StepStream call, parsed by protobuf; `*seconds` is the time it
+// took (part of the decode phase).
+grpc::Status ParseStepRequest(const grpc::ByteBuffer& bytes, v1::StepRequest* request, double* seconds) {
+  const auto start = Clock::now();
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
+  const bool ok = grpc::SerializationTraits<v1::StepRequest>::Deserialize(&copy, request).ok();
+  *seconds = Seconds(start, Clock::now());
+  if (!ok) {
+    return ToGrpcStatus(absl::InvalidArgumentError("request: not a valid taxel.v1.StepRequest (protobuf parse failed)"));
+  }
+  return grpc::Status::OK;
+}
+
+// A protobuf message serialised into a response slice.
+grpc::Slice SerializeToSlice(const google::protobuf::MessageLite& message) {
+  const size_t size = message.ByteSizeLong();
+  char* data = nullptr;
+  grpc::Slice slice = NewResponseSlice(size, &data);
+  message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(data));
+  return slice;
+}
+
 }  // namespace
 
 // -----------------------------------------------------------------------------------------------
 // StepStream: one request in flight at a time; each is processed on the request executor.
 
-class StepStreamReactor final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // States: reading (a read is outstanding) -> processing (on the executor) -> writing -> reading.
   // Finish is only ever called while reading or writing, never while processing, so OnDone (and
@@ -79,7 +104,6 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<v1::StepRequest, 
         finish = TakeFinish(*abort_);
       } else {
         phase_ = Phase::kProcessing;
-        scene_ = request_.scene();
       }
     }
     if (finish) return DoFinish(*finish);
@@ -141,7 +165,15 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<v1::StepRequest, 
   enum class Phase { kReading, kProcessing, kWriting };
 
   void Process(Clock::time_point queued) {
-    const grpc::Status status = service_->StepOnce(tenant_, request_, &response_, queued);
+    double parse_seconds = 0;
+    grpc::Status status = ParseStepRequest(request_, &parsed_, &parse_seconds);
+    if (status.ok()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        scene_ = parsed_.scene();
+      }
+      status = service_->StepOnce(tenant_, parsed_, &response_, queued, parse_seconds);
+    }
     std::optional<grpc::Status> finish;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -169,8 +201,9 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<v1::StepRequest, 
   TaxelService* service_;
   const std::string tenant_;
   const Clock::time_point start_ = Clock::now();
-  v1::StepRequest request_;
-  v1::StepResponse response_;
+  grpc::ByteBuffer request_;
+  v1::StepRequest parsed_;  // reused from step to step
+  grpc::ByteBuffer response_;
   std::mutex mu_;
   std::string scene_;
   Phase phase_ = Phase::kReading;
@@ -418,8 +451,8 @@ grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext
   });
 }
 
-grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepRequest& req, v1::StepResponse* out,
-                                    Clock::time_point queued_at) {
+grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepRequest& req, grpc::ByteBuffer* response,
+                                    Clock::time_point queued_at, double parse_seconds) {
   return WithScene(*deps_.registry, tenant, req.scene(), [&](SceneEntry& entry) {
     scene::Scene& scene = *entry.scene;
     const auto t0 = Clock::now();
@@ -439,26 +472,37 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
     if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
     const auto t2 = Clock::now();
     auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
-    out->set_scene(req.scene());
-    out->set_sequence(req.sequence());
-    out->set_step(stats.step);
-    out->mutable_env_ids()->Assign(envs->begin(), envs->end());
-    EncodeReadings(*plan, *envs, scene.num_envs(), out->mutable_readings());
+    // The response in field order (server/step_wire.h): head and readings in one slice, tail.
+    v1::StepResponse head, tail;
+    head.set_scene(req.scene());
+    head.set_sequence(req.sequence());
+    head.set_step(stats.step);
+    head.mutable_env_ids()->Assign(envs->begin(), envs->end());
+    const ReadingsWireWriter readings(*plan, *envs, scene.num_envs());
+    const size_t head_size = head.ByteSizeLong();
+    char* body_data = nullptr;
+    grpc::Slice slices[2] = {NewResponseSlice(head_size + readings.size(), &body_data), grpc::Slice()};
+    head.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(body_data));
+    readings.Write(body_data + head_size);
     if (req.read().contact_matrix()) {
       const google::protobuf::RepeatedPtrField<std::string> all;
       EncodeContactMatrix(scene, *envs, all, all, scene.contact_matrix()->matrix().has_friction(),
-                          out->mutable_contact_matrix())
+                          tail.mutable_contact_matrix())
           .IgnoreError();  // checked above: the scene has a matrix
     }
     const auto t3 = Clock::now();
-    const double decode = Seconds(t0, t2) - stats.evaluate_seconds;
-    auto* timing = out->mutable_timing();
-    timing->set_queue_us(1e6 * Seconds(queued_at, t0));
+    const double decode = parse_seconds + Seconds(t0, t2) - stats.evaluate_seconds;
+    const double queue = std::max(0.0, Seconds(queued_at, t0) - parse_seconds);
+    auto* timing = tail.mutable_timing();
+    timing->set_queue_us(1e6 * queue);
     timing->set_decode_us(1e6 * decode);
     timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
     timing->set_encode_us(1e6 * Seconds(t2, t3));
+    slices[1] = SerializeToSlice(tail);
+    grpc::ByteBuffer bytes(slices, 2);
+    response->Swap(&bytes);
     Metrics& m = *deps_.metrics;
-    m.StepPhaseSeconds(StepPhase::kQueue, Seconds(queued_at, t0));
+    m.StepPhaseSeconds(StepPhase::kQueue, queue);
     m.StepPhaseSeconds(StepPhase::kDecode, decode);
     m.StepPhaseSeconds(StepPhase::kEvaluate, stats.evaluate_seconds);
     m.StepPhaseSeconds(StepPhase::kEncode, Seconds(t2, t3));
@@ -471,20 +515,23 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, const v1::StepRequest* req,
-                                             v1::StepResponse* out) {
+grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+                                             grpc::ByteBuffer* out) {
   return RunUnary(ctx, "Step", [this, req, out](const std::string& tenant, Clock::time_point queued) {
-    return StepOnce(tenant, *req, out, queued);
+    v1::StepRequest request;
+    double parse_seconds = 0;
+    if (grpc::Status s = ParseStepRequest(*req, &request, &parse_seconds); !s.ok()) return s;
+    return StepOnce(tenant, request, out, queued, parse_seconds);
   });
 }
 
-grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* TaxelService::StepStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TaxelService::StepStream(
     grpc::CallbackServerContext* ctx) {
   std::string tenant;
   const grpc::Status auth = Authenticate(ctx, &tenant);
   if (!auth.ok() || draining_) {
     // A reactor that ends at once.
-    class Refused final : public grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse> {
+    class Refused final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
      public:
       explicit Refused(const grpc::Status& s) { Finish(s); }
       void OnDone() override { delete this; }

@@ -24,7 +24,20 @@ namespace taxel::server {
 
 class StepStreamReactor;
 
-class TaxelService final : public v1::Taxel::CallbackService {
+/// Every RPC on the callback API; Step and StepStream as raw methods (grpc::ByteBuffer in and
+/// out), so that their responses are written by hand (server/step_wire.h) into pooled buffers
+/// (server/response_buffers.h) instead of being built and serialised by protobuf. Their requests
+/// are parsed by protobuf as before; an unparseable request is INVALID_ARGUMENT ("request").
+using TaxelServiceBase = v1::Taxel::WithCallbackMethod_GetServerInfo<v1::Taxel::WithCallbackMethod_UploadMesh<
+    v1::Taxel::WithCallbackMethod_CreateScene<v1::Taxel::WithCallbackMethod_GetScene<
+        v1::Taxel::WithCallbackMethod_ListScenes<v1::Taxel::WithCallbackMethod_DeleteScene<
+            v1::Taxel::WithCallbackMethod_AddSensor<v1::Taxel::WithCallbackMethod_RemoveSensor<
+                v1::Taxel::WithCallbackMethod_UpdateSensor<v1::Taxel::WithRawCallbackMethod_Step<
+                    v1::Taxel::WithRawCallbackMethod_StepStream<v1::Taxel::WithCallbackMethod_ReadSensors<
+                        v1::Taxel::WithCallbackMethod_ResetEnvs<v1::Taxel::WithCallbackMethod_GetContactMatrix<
+                            v1::Taxel::Service>>>>>>>>>>>>>>;
+
+class TaxelService final : public TaxelServiceBase {
  public:
   struct Deps {
     const ServerOptions* options;
@@ -55,8 +68,9 @@ class TaxelService final : public v1::Taxel::CallbackService {
                                          v1::RemoveSensorResponse*) override;
   grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const v1::UpdateSensorRequest*,
                                          v1::SensorInfo*) override;
-  grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const v1::StepRequest*, v1::StepResponse*) override;
-  grpc::ServerBidiReactor<v1::StepRequest, v1::StepResponse>* StepStream(grpc::CallbackServerContext*) override;
+  /// Raw: the request bytes are a v1::StepRequest, the response bytes a v1::StepResponse.
+  grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StepStream(grpc::CallbackServerContext*) override;
   grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const v1::ReadSensorsRequest*,
                                         v1::ReadSensorsResponse*) override;
   grpc::ServerUnaryReactor* ResetEnvs(grpc::CallbackServerContext*, const v1::ResetEnvsRequest*,
@@ -71,8 +85,10 @@ class TaxelService final : public v1::Taxel::CallbackService {
 
   // Used by StepStreamReactor.
   using Clock = std::chrono::steady_clock;
-  grpc::Status StepOnce(const std::string& tenant, const v1::StepRequest& request, v1::StepResponse* response,
-                        Clock::time_point queued_at);
+  /// Steps the scene and writes the StepResponse bytes to `response`. `parse_seconds`: the time
+  /// spent parsing the request bytes after `queued_at`, reported as decode rather than queue.
+  grpc::Status StepOnce(const std::string& tenant, const v1::StepRequest& request, grpc::ByteBuffer* response,
+                        Clock::time_point queued_at, double parse_seconds);
   void Unregister(StepStreamReactor* stream);
   RequestExecutor& executor() { return *deps_.executor; }
   Metrics& metrics() { return *deps_.metrics; }

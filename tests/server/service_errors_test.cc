@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "tests/server/service_fixture.h"
 
@@ -91,6 +92,42 @@ class ServiceErrorsTest : public ServerTest {
     return [this, req](grpc::ClientContext* ctx) {
       v1::StepResponse r;
       return client_->stub().Step(ctx, req, &r);
+    };
+  }
+  // Step (unary, or one message of StepStream) with arbitrary request bytes, as a generic call.
+  std::function<grpc::Status(grpc::ClientContext*)> RawStep(const std::string& bytes, bool stream) {
+    return [this, bytes, stream](grpc::ClientContext* ctx) {
+      grpc::GenericStub stub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+      grpc::CompletionQueue cq;
+      const auto wait = [&cq] {
+        void* tag;
+        bool ok = false;
+        return cq.Next(&tag, &ok) && ok;
+      };
+      const grpc::Slice slice(bytes);
+      const grpc::ByteBuffer request(&slice, 1);
+      grpc::ByteBuffer response;
+      grpc::Status status;
+      if (!stream) {
+        auto call = stub.PrepareUnaryCall(ctx, "/taxel.v1.Taxel/Step", request, &cq);
+        call->StartCall();
+        call->Finish(&response, &status, nullptr);
+        wait();
+      } else {
+        auto call = stub.PrepareCall(ctx, "/taxel.v1.Taxel/StepStream", &cq);
+        call->StartCall(nullptr);
+        EXPECT_TRUE(wait());
+        call->Write(request, nullptr);
+        EXPECT_TRUE(wait());
+        call->Read(&response, nullptr);
+        EXPECT_FALSE(wait()) << "no response to a bad request";
+        call->Finish(&status, nullptr);
+        wait();
+      }
+      cq.Shutdown();
+      while (wait()) {
+      }
+      return status;
     };
   }
   std::function<grpc::Status(grpc::ClientContext*)> Read(const v1::ReadSensorsRequest& req) {
@@ -194,6 +231,16 @@ TEST_F(ServiceErrorsTest, BadStepsAreRefusedAndChangeNothing) {
   r.mutable_read()->add_channels("pressure");
   ExpectRefused("unknown channel", Step(r), kInvalid, "read.channels[0]: unknown channel 'pressure'",
                 "read.channels[0]");
+}
+
+TEST_F(ServiceErrorsTest, StepBytesThatAreNoStepRequestAreRefused) {
+  // Field 4 (poses) announced with 100 bytes of which 2 follow; then field 0, which is invalid.
+  for (const std::string& bytes : {std::string("\x22\x64\x08\x01", 4), std::string("\x00\x01", 2)}) {
+    for (bool stream : {false, true}) {
+      ExpectRefused(stream ? "stream" : "unary", RawStep(bytes, stream), kInvalid,
+                    "request: not a valid taxel.v1.StepRequest", "request");
+    }
+  }
 }
 
 TEST_F(ServiceErrorsTest, BadReadsAreRefused) {

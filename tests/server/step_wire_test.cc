@@ -1,0 +1,128 @@
+// The hand-written StepResponse bytes (server/step_wire.h): protobuf parses them into the message
+// that EncodeReadings builds, for every read and env order; where the map order cannot differ
+// (one channel per reading) they are protobuf's own bytes.
+#include "server/step_wire.h"
+
+#include <string>
+#include <vector>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/server/service_fixture.h"
+
+namespace taxel::server {
+namespace {
+
+using namespace taxel::testing;  // NOLINT
+
+constexpr int kEnvs = 4;
+
+// The protobuf encoding examples of https://protobuf.dev/programming-guides/encoding/.
+TEST(WireVarintTest, MatchesTheProtobufEncodingExamples) {
+  const auto bytes = [](uint64_t v) {
+    char buf[10];
+    return std::string(buf, internal::WriteVarint(v, buf));
+  };
+  EXPECT_EQ(bytes(1), "\x01");
+  EXPECT_EQ(bytes(150), "\x96\x01");  // 150 = 0b1_0010110 → 0x96 0x01
+  EXPECT_EQ(bytes(300), "\xac\x02");
+  EXPECT_EQ(bytes(0), std::string(1, '\0'));
+  // int32 −1 is sign-extended to 64 bits: ten bytes, nine 0xff then 0x01.
+  EXPECT_EQ(bytes(~uint64_t{0}), std::string(9, '\xff') + "\x01");
+  for (uint64_t v : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{16383}, uint64_t{16384}, ~uint64_t{0}}) {
+    EXPECT_EQ(internal::VarintSize(v), bytes(v).size()) << v;
+  }
+  EXPECT_EQ(internal::Tag(5, 2), 0x2au);  // StepResponse.readings
+}
+
+class StepWireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    local_ = LocalScene::Create(GraspSpec("wire", kEnvs, SphereShape(kBallR)));
+    ASSERT_NE(local_, nullptr);
+    // Two steps, so that velocities (and so forces) are non-trivial.
+    ASSERT_TRUE(local_->Step(MovingPoses(kEnvs, 0)).ok());
+    ASSERT_TRUE(local_->Step(MovingPoses(kEnvs, 1), MovingTwists(kEnvs, 1)).ok());
+  }
+
+  // head (fields 1–4) as the service fills it.
+  static v1::StepResponse Head(const std::vector<int32_t>& envs) {
+    v1::StepResponse head;
+    head.set_scene("wire");
+    head.set_sequence(7);
+    head.set_step(2);
+    head.mutable_env_ids()->Assign(envs.begin(), envs.end());
+    return head;
+  }
+
+  // head + hand-written readings + tail, as StepOnce lays them out.
+  std::string WireBytes(const ReadPlan& plan, const std::vector<int32_t>& envs, const v1::StepResponse& tail) {
+    std::string bytes = Head(envs).SerializeAsString();
+    const ReadingsWireWriter writer(plan, envs, kEnvs);
+    const size_t at = bytes.size();
+    bytes.resize(at + writer.size());
+    EXPECT_EQ(writer.Write(bytes.data() + at), bytes.data() + bytes.size()) << "size() is exact";
+    return bytes + tail.SerializeAsString();
+  }
+
+  std::unique_ptr<LocalScene> local_;
+};
+
+TEST_F(StepWireTest, ProtobufParsesTheBytesIntoTheMessageEncodeReadingsBuilds) {
+  v1::ReadSpec all, both, subset, none;
+  both.add_branches(v1::GROUND_TRUTH);
+  both.add_branches(v1::MEASURED);
+  subset.add_sensors("touch");
+  subset.add_sensors("kin");
+  subset.add_channels("contact");
+  subset.add_channels("torque");
+  none.set_none(true);
+  v1::StepResponse tail;
+  tail.mutable_timing()->set_decode_us(1.5);
+  tail.mutable_timing()->set_encode_us(2.5);
+  for (const v1::ReadSpec& read : {all, both, subset, none}) {
+    for (const std::vector<int32_t>& envs : {std::vector<int32_t>{0, 1, 2, 3}, {2, 0}, {3}, {}}) {
+      SCOPED_TRACE(read.ShortDebugString() + " envs " + std::to_string(envs.size()));
+      auto plan = PlanRead(read, local_->scene(), "read");
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      v1::StepResponse expected = Head(envs);
+      EncodeReadings(*plan, envs, kEnvs, expected.mutable_readings());
+      expected.MergeFrom(tail);
+      v1::StepResponse parsed;
+      ASSERT_TRUE(parsed.ParseFromString(WireBytes(*plan, envs, tail)));
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, expected))
+          << parsed.ShortDebugString().substr(0, 2000);
+    }
+  }
+}
+
+TEST_F(StepWireTest, OneChannelPerReadingGivesProtobufsOwnBytes) {
+  // With one map entry per reading the map order cannot differ: byte-for-byte protobuf's output.
+  for (const char* channel : {"force", "depth", "contact", "partner"}) {
+    SCOPED_TRACE(channel);
+    v1::ReadSpec read;
+    read.add_channels(channel);
+    read.add_branches(v1::MEASURED);
+    read.add_branches(v1::GROUND_TRUTH);
+    auto plan = PlanRead(read, local_->scene(), "read");
+    ASSERT_TRUE(plan.ok());
+    const std::vector<int32_t> envs = {3, 1, 2};
+    v1::StepResponse expected = Head(envs);
+    EncodeReadings(*plan, envs, kEnvs, expected.mutable_readings());
+    EXPECT_EQ(WireBytes(*plan, envs, v1::StepResponse()), expected.SerializeAsString());
+  }
+}
+
+TEST_F(StepWireTest, ReadingsCarryTheCoreBuffersBitForBit) {
+  auto plan = PlanRead(v1::ReadSpec(), local_->scene(), "read");
+  ASSERT_TRUE(plan.ok());
+  const std::vector<int32_t> envs = {1, 3, 0};
+  v1::StepResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(WireBytes(*plan, envs, v1::StepResponse())));
+  // kin 2 + depth 4 + touch 2 channels.
+  EXPECT_EQ(ExpectReadingsEqualLocal(parsed.readings(), local_->scene(), envs), 8);
+}
+
+}  // namespace
+}  // namespace taxel::server
