@@ -569,13 +569,16 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const size_t off = static_cast<size_t>(env) * nc;
   const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
   // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
-  // must be held between updates, else a per-thread scratch (nothing of it outlives the step).
+  // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
+  // crosstalk, a per-thread scratch (nothing of it outlives the step).
   thread_local std::vector<float> scratch;
   float* sample;
   if (ring_ > 0) {
     sample = &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc];
   } else if (spec_.update_period > 1) {
     sample = &held_[off];
+  } else if (!crosstalk_) {
+    sample = raw;
   } else {
     scratch.resize(nc);
     sample = scratch.data();
@@ -584,7 +587,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   if (sample_now) {
     if (crosstalk_) {
       Crosstalk(raw, sample);
-    } else {
+    } else if (sample != raw) {
       std::copy(raw, raw + nc, sample);
     }
     ApplyStages(env, step, dt, sample);
