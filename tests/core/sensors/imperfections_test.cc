@@ -155,6 +155,28 @@ TEST(MeasuredPipelineTest, UpdatePeriodHoldsBetweenSamples) {
   for (int i = 1; i <= 7; ++i) EXPECT_EQ(p.Step({float(i)})[0], expected[i - 1]) << "step " << i;
 }
 
+TEST(MeasuredPipelineTest, UpdatePeriodWithDelayAndHistoryHoldsInTheRing) {
+  // Period 2 and delay dt: samples at steps 1, 3, 5 (x = step number), held in between, so the
+  // reported values are 0 (not filled), then the held sample one step old: 1, 1, 3, 3, 5. The
+  // history pushes the held sample every step: after step 4 it reads 3, 3, 1, 1 newest first.
+  ImperfectionSpec spec;
+  spec.update_period = 2;
+  spec.delay = kDt;
+  spec.history_length = 4;
+  Pipe p(spec, Flat(1));
+  const float expected[] = {0, 1, 1, 3, 3, 5};
+  for (int i = 1; i <= 6; ++i) {
+    EXPECT_EQ(p.Step({float(i)})[0], expected[i - 1]) << "step " << i;
+    if (i == 4) {
+      const float history[] = {3, 3, 1, 1};
+      for (int h = 0; h < 4; ++h) {
+        ASSERT_NE(p.pipeline().History(0, h), nullptr) << h;
+        EXPECT_EQ(p.pipeline().History(0, h)[0], history[h]) << "history " << h;
+      }
+    }
+  }
+}
+
 TEST(MeasuredPipelineTest, DelayIsAZeroOrderHoldThatReadsZeroUntilFilled) {
   // delay = 2·dt → the sample 2 steps old: 0, 0, x1, x2, ...; the history is not delayed.
   ImperfectionSpec spec;
