@@ -49,6 +49,16 @@ inline void SinCosTurns(float u, float* c, float* s) {
   *s = static_cast<float>(1 - 2 * (quarter >> 1)) * b;
 }
 
+// Radius and angle of word w: u1 = (⌊w / 2^12⌋ + ½) / 2^20 is exact in float, and its log is
+// taken directly (not as ln(k + ½) − 20 ln 2, which cancels to nothing near u1 = 1).
+inline void BoxMullerParts(uint32_t w, float* r, float* c, float* s) {
+  const float u1 = (static_cast<float>(static_cast<int>(w >> kAngleBits)) + 0.5f) * (1.f / (1 << (32 - kAngleBits)));
+  *r = std::sqrt(-2.f * FastLog(u1));
+  const float u2 =
+      (static_cast<float>(static_cast<int>(w & ((1u << kAngleBits) - 1))) + 0.5f) * (1.f / (1 << kAngleBits));
+  SinCosTurns(u2, c, s);
+}
+
 // 64 normals from the blocks (c0, c1, c2 … c2 + 7, c3): Philox4x32-10 on 8 counters side by side
 // (lane-parallel loops), then Box–Muller per word. Output order: block l, word i → out[8l + 2i],
 // out[8l + 2i + 1].
@@ -70,18 +80,9 @@ void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0,
     k1 += Philox4x32::kW1;
   }
   const uint32_t* words[4] = {x0, x1, x2, x3};
-  const float kLn2To20 = 20 * 0.693147180559945f;
   for (int i = 0; i < 4; ++i) {
     float c[kLanes], s[kLanes], r[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-      const uint32_t w = words[i][l];
-      // u1 = (k + ½)/2^20: ln u1 = ln(k + ½) − 20 ln 2 (k + ½ is exact in float).
-      const float k = static_cast<float>(static_cast<int>(w >> kAngleBits)) + 0.5f;
-      r[l] = std::sqrt(-2.f * (FastLog(k) - kLn2To20));
-      const float u2 = (static_cast<float>(static_cast<int>(w & ((1u << kAngleBits) - 1))) + 0.5f) *
-                       (1.f / (1 << kAngleBits));
-      SinCosTurns(u2, &c[l], &s[l]);
-    }
+    for (int l = 0; l < kLanes; ++l) BoxMullerParts(words[i][l], &r[l], &c[l], &s[l]);
     for (int l = 0; l < kLanes; ++l) {
       out[8 * l + 2 * i] = r[l] * c[l];
       out[8 * l + 2 * i + 1] = r[l] * s[l];
@@ -186,11 +187,12 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t
   __m256i words[4];
   Philox8(k0, k1, c0, c1, c2, c3, words);
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
-  const __m256 ln2_20 = _mm256_set1_ps(20 * 0.693147180559945f);
   for (int i = 0; i < 4; ++i) {
     const __m256i w = words[i];
-    const __m256 k = _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, kAngleBits)), _mm256_set1_ps(0.5f));
-    const __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.f), _mm256_sub_ps(FastLog8(k), ln2_20)));
+    const __m256 u1 = _mm256_mul_ps(
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, kAngleBits)), _mm256_set1_ps(0.5f)),
+        _mm256_set1_ps(1.f / (1 << (32 - kAngleBits))));
+    const __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.f), FastLog8(u1)));
     const __m256 u2 = _mm256_mul_ps(
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32((1 << kAngleBits) - 1))),
                       _mm256_set1_ps(0.5f)),
@@ -272,6 +274,12 @@ void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, 
     batch(rng.key0(), rng.key1(), c0, c1, first_block + static_cast<uint32_t>(done / 8), c3, tail);
     std::copy(tail, tail + (count - done), out + done);
   }
+}
+void NormalPairFromWord(uint32_t w, float* z0, float* z1) {
+  float r, c, s;
+  BoxMullerParts(w, &r, &c, &s);
+  *z0 = r * c;
+  *z1 = r * s;
 }
 }  // namespace internal
 

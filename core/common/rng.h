@@ -73,9 +73,10 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 /// out[2i] = √(−2 ln u1)·cos 2πu2, out[2i + 1] = √(−2 ln u1)·sin 2πu2. The tails are cut at
 /// √(2 ln 2^21) ≈ 5.4σ and the angle has 4096 levels — ample for sensor noise. Branch-free float
 /// arithmetic (series for ln, sin and cos; no libm) over 8 blocks at a time, vectorised (AVX2
-/// intrinsics when the CPU has them, a portable loop otherwise; bit-identical results: no FMA). Absolute accuracy
-/// ~1e-6. `first` (a multiple of 8) skips the normals before it: out[i] is normal number first + i of
-/// the sequence, so a long sequence can be produced piece by piece.
+/// intrinsics when the CPU has them, a portable loop otherwise; bit-identical results: no FMA).
+/// Absolute accuracy 2e-6·max(1, |z|), down to the smallest radius (ln u1 is taken of u1 itself,
+/// which is exact in float). `first` (a multiple of 8) skips the normals before it: out[i] is
+/// normal number first + i of the sequence, so a long sequence can be produced piece by piece.
 void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
                          size_t first = 0);
 
@@ -85,6 +86,8 @@ void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, ui
                 size_t blocks);
 
 namespace internal {
+/// The two normals of word w (out[2i], out[2i + 1] above), by the portable code.
+void NormalPairFromWord(uint32_t w, float* z0, float* z1);
 /// FillStandardNormals on the portable path (`portable`) or the fastest one this CPU has (what
 /// FillStandardNormals uses). For tests: the two are bit-identical.
 void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,

@@ -180,6 +180,24 @@ TEST(FillStandardNormalsTest, MatchesTheBoxMullerFormulaWordByWord) {
   for (size_t i = 0; i < z.size(); ++i) EXPECT_EQ(pieces[i], z[i]) << i;
 }
 
+// Box–Muller of single words at the ends of both uniforms, against the formula in double: the
+// radius uniform u1 = (k + ½)/2^20 from k = 0 (the 5.4σ tail) to k = 2^20 − 1 (u1 = 1 − 2^-21,
+// r = √(−2 ln u1) ≈ 9.8e-4, where ln(k + ½) − 20 ln 2 would cancel to nothing in float).
+TEST(FillStandardNormalsTest, ExtremeWordsMatchTheFormula) {
+  for (uint32_t k : {0u, 1u, 1u << 19, (1u << 20) - 2, (1u << 20) - 1}) {
+    for (uint32_t a : {0u, 511u, 1024u, 2047u, 3000u, 4095u}) {
+      const uint32_t w = (k << 12) | a;
+      float z0, z1;
+      internal::NormalPairFromWord(w, &z0, &z1);
+      const double r = std::sqrt(-2 * std::log((k + 0.5) / 1048576.0));
+      const double theta = 2 * M_PI * (a + 0.5) / 4096.0;
+      const double tol = 2e-6 * std::max(1.0, r);
+      EXPECT_NEAR(z0, r * std::cos(theta), tol) << "k " << k << " a " << a;
+      EXPECT_NEAR(z1, r * std::sin(theta), tol) << "k " << k << " a " << a;
+    }
+  }
+}
+
 // The vectorised path this CPU takes (AVX2 intrinsics where available) and the portable loop give
 // the same bits, including the tail of a fill that is not a multiple of 64.
 TEST(FillStandardNormalsTest, FastPathIsBitIdenticalToThePortableOne) {
