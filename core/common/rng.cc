@@ -146,12 +146,18 @@ TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   *s = _mm256_xor_ps(b, _mm256_castsi256_ps(_mm256_slli_epi32(neg_s, 31)));
 }
 
-// Philox4x32-10 on the 8 counters (c0, c1, c2 + l, c3), l = 0 … 7, one per lane.
-TAXEL_AVX2 inline void Philox8(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-                               __m256i* words) {
-  __m256i x0 = _mm256_set1_epi32(static_cast<int>(c0)), x1 = _mm256_set1_epi32(static_cast<int>(c1));
-  __m256i x2 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  __m256i x3 = _mm256_set1_epi32(static_cast<int>(c3));
+// Philox4x32-10 on kSets × 8 counters (c0, c1, c2 + 8j + l, c3), set j, lane l. Independent sets
+// interleaved round by round, so that their multiply chains overlap.
+template <int kSets>
+TAXEL_AVX2 inline void PhiloxSets(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                  __m256i (*words)[4]) {
+  __m256i x0[kSets], x1[kSets], x2[kSets], x3[kSets];
+  for (int j = 0; j < kSets; ++j) {
+    x0[j] = _mm256_set1_epi32(static_cast<int>(c0));
+    x1[j] = _mm256_set1_epi32(static_cast<int>(c1));
+    x2[j] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2 + 8 * j)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    x3[j] = _mm256_set1_epi32(static_cast<int>(c3));
+  }
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM0));
   const __m256i m1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM1));
   // The round keys as vectors, bumped by a vector add (wrapping like the scalar uint32 sums).
@@ -159,33 +165,33 @@ TAXEL_AVX2 inline void Philox8(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c
   const __m256i w0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW0));
   const __m256i w1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW1));
   for (int round = 0; round < 10; ++round) {
-    __m256i lo0, lo1;
-    const __m256i hi0 = MulHiLo(x0, m0, &lo0);
-    const __m256i hi1 = MulHiLo(x2, m1, &lo1);
-    const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), key0);
-    const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), key1);
-    x0 = y0, x1 = lo1, x2 = y2, x3 = lo0;
+    for (int j = 0; j < kSets; ++j) {
+      __m256i lo0, lo1;
+      const __m256i hi0 = MulHiLo(x0[j], m0, &lo0);
+      const __m256i hi1 = MulHiLo(x2[j], m1, &lo1);
+      const __m256i y0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1[j]), key0);
+      const __m256i y2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3[j]), key1);
+      x0[j] = y0, x1[j] = lo1, x2[j] = y2, x3[j] = lo0;
+    }
     key0 = _mm256_add_epi32(key0, w0);
     key1 = _mm256_add_epi32(key1, w1);
   }
-  words[0] = x0, words[1] = x1, words[2] = x2, words[3] = x3;
+  for (int j = 0; j < kSets; ++j) words[j][0] = x0[j], words[j][1] = x1[j], words[j][2] = x2[j], words[j][3] = x3[j];
 }
 
 TAXEL_AVX2 void BlocksAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                            uint32_t* out) {
-  __m256i words[4];
-  Philox8(k0, k1, c0, c1, c2, c3, words);
+  __m256i words[1][4];
+  PhiloxSets<1>(k0, k1, c0, c1, c2, c3, words);
   alignas(32) uint32_t w[4][kLanes];
-  for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(w[i]), words[i]);
+  for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(w[i]), words[0][i]);
   for (int l = 0; l < kLanes; ++l) {
     for (int i = 0; i < 4; ++i) out[4 * l + i] = w[i][l];
   }
 }
 
-TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-                                 float* out) {
-  __m256i words[4];
-  Philox8(k0, k1, c0, c1, c2, c3, words);
+// The 64 normals of 8 blocks' words (lane l = block l) into out, block-major like the portable code.
+TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
   for (int i = 0; i < 4; ++i) {
     const __m256i w = words[i];
@@ -220,6 +226,21 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t
   _mm256_storeu_ps(out + 48, _mm256_permute2f128_ps(s2, s6, 0x31));
   _mm256_storeu_ps(out + 56, _mm256_permute2f128_ps(s3, s7, 0x31));
 }
+TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                 float* out) {
+  __m256i words[1][4];
+  PhiloxSets<1>(k0, k1, c0, c1, c2, c3, words);
+  NormalsFromWords(words[0], out);
+}
+
+// 32 blocks (256 normals) at once: four interleaved Philox sets (about 25 % faster than one set
+// at a time, whose multiply chain is latency-bound).
+TAXEL_AVX2 void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                   float* out) {
+  __m256i words[4][4];
+  PhiloxSets<4>(k0, k1, c0, c1, c2, c3, words);
+  for (int j = 0; j < 4; ++j) NormalsFromWords(words[j], out + 64 * j);
+}
 #undef TAXEL_AVX2
 #endif
 
@@ -249,6 +270,14 @@ BatchFn ChooseBatch() {
   return NormalsBatchPortable;
 }
 
+// 32 blocks at a time where the CPU allows it (nullptr: use the 8-block batch).
+BatchFn ChooseBatch32() {
+#if defined(__x86_64__)
+  if (HasAvx2()) return NormalsBatch32Avx2;
+#endif
+  return nullptr;
+}
+
 WordsFn ChooseBlocks() {
 #if defined(__x86_64__)
   if (HasAvx2()) return BlocksAvx2;
@@ -262,11 +291,19 @@ namespace internal {
 void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,
                              size_t count, size_t first) {
   static const BatchFn kBest = ChooseBatch();
+  static const BatchFn kBest32 = ChooseBatch32();
   const BatchFn batch = portable ? NormalsBatchPortable : kBest;
+  const BatchFn batch32 = portable ? nullptr : kBest32;
   constexpr size_t kBatch = 8 * kLanes;
   const uint32_t first_block = static_cast<uint32_t>(first / 8);
   size_t done = 0;
-  for (uint32_t block = first_block; done + kBatch <= count; block += kLanes, done += kBatch) {
+  uint32_t block = first_block;
+  if (batch32 != nullptr) {
+    for (; done + 4 * kBatch <= count; block += 4 * kLanes, done += 4 * kBatch) {
+      batch32(rng.key0(), rng.key1(), c0, c1, block, c3, out + done);
+    }
+  }
+  for (; done + kBatch <= count; block += kLanes, done += kBatch) {
     batch(rng.key0(), rng.key1(), c0, c1, block, c3, out + done);
   }
   if (done < count) {
