@@ -274,10 +274,13 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
 }
 
-void MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step, double* out) const {
+const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step) const {
   const int count = end - begin;
+  thread_local std::vector<double> radii;
+  radii.resize(count);
+  double* out = radii.data();
   for (int i = 0; i < count; ++i) out[i] = layout_->radius(begin + i);
-  if (spec_.probe_radius_noise == 0) return;
+  if (spec_.probe_radius_noise == 0) return out;
   // Probe k takes word k mod 4 of block k / 4.
   const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
   thread_local std::vector<uint32_t> bits;
@@ -288,6 +291,7 @@ void MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step,
     const uint32_t word = bits[begin + i - 4 * first_block];
     if (out[i] != 0) out[i] = std::max(0.0, out[i] + (2 * UniformFromBits(word) - 1) * spec_.probe_radius_noise);
   }
+  return out;
 }
 
 void MeasuredPipeline::SetGains(int env, const double* gains) {

@@ -68,11 +68,11 @@ class MeasuredPipeline {
   int channels() const { return channels_; }
   const ImperfectionSpec& spec() const { return spec_; }
 
-  /// Radii used by the measured branch of probes [begin, end) of env e at env step `step`, into
-  /// out[0, end − begin): max(0, R + (2u − 1)·probe_radius_noise) with u the uniform of Philox
+  /// Radii used by the measured branch of probes [begin, end) of env e at env step `step`:
+  /// end − begin values, max(0, R + (2u − 1)·probe_radius_noise) with u the uniform of Philox
   /// block (sensor, env, ⌊probe / 4⌋, step), word probe mod 4; R itself without radius noise and
-  /// for fillers.
-  void MeasuredRadii(int env, int begin, int end, uint64_t step, double* out) const;
+  /// for fillers. The array is per thread, valid until the next call on this thread.
+  const double* MeasuredRadii(int env, int begin, int end, uint64_t step) const;
   /// Current gain of (env, probe).
   double gain(int env, int probe) const { return gains_[static_cast<size_t>(env) * n_ + probe]; }
   /// Overrides the gains of env e (n values) until the next reset redraws them (when a resample

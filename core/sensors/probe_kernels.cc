@@ -69,15 +69,11 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const int W = pipe != nullptr ? sensor.measured_width() : 0;
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
-  thread_local std::vector<double> measured_radius;
-  if (pipe != nullptr) {
-    measured_radius.resize(end - begin);
-    pipe->MeasuredRadii(env, begin, end, step, measured_radius.data());
-  }
+  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step) : nullptr;
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
-    const double radius_m = pipe != nullptr ? measured_radius[k - begin] : radius;
+    const double radius_m = measured_radius != nullptr ? measured_radius[k - begin] : radius;
     const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
     ProbeContact contact;
     Eigen::Vector3d o_W = Eigen::Vector3d::Zero();

@@ -15,14 +15,10 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
   MeasuredPipeline* pipe = sensor.pipeline();
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
-  thread_local std::vector<double> measured_radius;
-  if (pipe != nullptr) {
-    measured_radius.resize(end - begin);
-    pipe->MeasuredRadii(env, begin, end, step, measured_radius.data());
-  }
+  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step) : nullptr;
   for (int k = begin; k < end; ++k) {
     const double R = layout.radius(k);
-    const double R_m = pipe != nullptr ? measured_radius[k - begin] : R;
+    const double R_m = measured_radius != nullptr ? measured_radius[k - begin] : R;
     // Evaluate for the true radius and (when it differs) the measured one.
     Eigen::Vector3d F_L[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
     Eigen::Vector3d T_L[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
