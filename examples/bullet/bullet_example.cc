@@ -61,6 +61,8 @@
 namespace {
 
 namespace v1 = taxel::v1;
+using taxel::examples::AddProbeSensor;
+using taxel::examples::AddSingleShapeLink;
 using taxel::examples::AgreementCheck;
 using taxel::examples::Channel;
 using taxel::examples::PrintDepthGrid;
@@ -152,36 +154,19 @@ v1::SceneSpec MirrorScene(const std::string& mesh_id) {
   v1::SceneSpec spec;
   spec.set_name(kSceneName);
   spec.set_num_envs(1);
-  auto add_link = [&](const char* entity, v1::EntityKind kind, const char* link) {
-    auto* e = spec.add_entities();
-    e->set_name(entity);
-    e->set_kind(kind);
-    auto* l = e->add_links();
-    l->set_name(link);
-    return l->add_shapes();
-  };
   // Registration order = canonical link order: ground, pad, part, finger (as enum Geometry).
-  add_link("ground", v1::TERRAIN, "plane")->mutable_half_space();
-  v1::Box* pad = add_link("gripper", v1::ROBOT, "pad")->mutable_box();
+  AddSingleShapeLink(&spec, "ground", v1::TERRAIN, "plane")->mutable_half_space();
+  v1::Box* pad = AddSingleShapeLink(&spec, "gripper", v1::ROBOT, "pad")->mutable_box();
   for (double h : kPadHalf) pad->add_half_extents(h);
-  add_link("part", v1::OBJECT, "body")->mutable_mesh()->set_mesh_id(mesh_id);
-  v1::Capsule* finger = add_link("finger", v1::ROBOT, "tip")->mutable_capsule();
+  AddSingleShapeLink(&spec, "part", v1::OBJECT, "body")->mutable_mesh()->set_mesh_id(mesh_id);
+  v1::Capsule* finger = AddSingleShapeLink(&spec, "finger", v1::ROBOT, "tip")->mutable_capsule();
   finger->set_radius(kFingerRadius);
   finger->set_half_length(kFingerHalfLength);
 
-  auto add_sensor = [&](const char* name, v1::SensorKind kind, const char* link, std::vector<int64_t> shape,
-                        const std::vector<double>& pos, double radius) {
-    auto* s = spec.add_sensors();
-    s->set_name(name);
-    s->set_kind(kind);
-    s->set_link(link);
-    *s->mutable_probe_local_pos() = taxel::DoubleTensor(shape, pos);
-    *s->mutable_probe_radius() = taxel::DoubleTensor({}, std::vector<double>{radius});
-  };
-  add_sensor("pad_depth", v1::CONTACT_DEPTH_PROBE, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
-  add_sensor("pad_skin", v1::KINEMATIC_TAXEL, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
-  add_sensor("part_depth", v1::CONTACT_DEPTH_PROBE, "part/body", {20, 3}, PartProbes(), kPointProbeRadius);
-  add_sensor("finger_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, kFingerProbe, kPointProbeRadius);
+  AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
+  AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
+  AddProbeSensor(&spec, "part_depth", v1::CONTACT_DEPTH_PROBE, "part/body", {20, 3}, PartProbes(), kPointProbeRadius);
+  AddProbeSensor(&spec, "finger_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, kFingerProbe, kPointProbeRadius);
   return spec;
 }
 

@@ -21,6 +21,29 @@
 
 namespace taxel::examples {
 
+/// Adds entity `entity` of `kind` with one link `link` holding one shape; returns the shape to fill.
+inline v1::Shape* AddSingleShapeLink(v1::SceneSpec* spec, const char* entity, v1::EntityKind kind,
+                                         const char* link) {
+  auto* e = spec->add_entities();
+  e->set_name(entity);
+  e->set_kind(kind);
+  auto* l = e->add_links();
+  l->set_name(link);
+  return l->add_shapes();
+}
+
+/// Adds a sensor of `kind` on `link` ("entity/link") with probes at `pos` (tensor of `shape`) and
+/// one shared probe radius.
+inline void AddProbeSensor(v1::SceneSpec* spec, const char* name, v1::SensorKind kind, const char* link,
+                           std::vector<int64_t> shape, const std::vector<double>& pos, double radius) {
+  auto* s = spec->add_sensors();
+  s->set_name(name);
+  s->set_kind(kind);
+  s->set_link(link);
+  *s->mutable_probe_local_pos() = taxel::DoubleTensor(shape, pos);
+  *s->mutable_probe_radius() = taxel::DoubleTensor({}, std::vector<double>{radius});
+}
+
 /// One comparison between Taxel and the simulator, accumulated over a run.
 struct AgreementCheck {
   const char* what;

@@ -50,6 +50,8 @@
 namespace {
 
 namespace v1 = taxel::v1;
+using taxel::examples::AddProbeSensor;
+using taxel::examples::AddSingleShapeLink;
 using taxel::examples::AgreementCheck;
 using taxel::examples::Channel;
 using taxel::examples::PrintDepthGrid;
@@ -161,34 +163,17 @@ v1::SceneSpec MirrorScene() {
   v1::SceneSpec spec;
   spec.set_name(kSceneName);
   spec.set_num_envs(1);
-  auto add_link = [&](const char* entity, v1::EntityKind kind, const char* link) {
-    auto* e = spec.add_entities();
-    e->set_name(entity);
-    e->set_kind(kind);
-    auto* l = e->add_links();
-    l->set_name(link);
-    return l->add_shapes();
-  };
-  v1::Box* pad = add_link("hand", v1::ROBOT, "pad")->mutable_box();  // centred on the pad frame
+  v1::Box* pad = AddSingleShapeLink(&spec, "hand", v1::ROBOT, "pad")->mutable_box();  // centred on the pad frame
   for (double h : kPadHalf) pad->add_half_extents(h);
-  add_link("finger", v1::ROBOT, "tip")->mutable_sphere()->set_radius(kTipRadius);
-  add_link("ball", v1::OBJECT, "body")->mutable_sphere()->set_radius(kBallRadius);
-  add_link("ground", v1::TERRAIN, "floor")->mutable_half_space();  // z <= 0, like MuJoCo's plane
+  AddSingleShapeLink(&spec, "finger", v1::ROBOT, "tip")->mutable_sphere()->set_radius(kTipRadius);
+  AddSingleShapeLink(&spec, "ball", v1::OBJECT, "body")->mutable_sphere()->set_radius(kBallRadius);
+  AddSingleShapeLink(&spec, "ground", v1::TERRAIN, "floor")->mutable_half_space();  // z <= 0, like MuJoCo's plane
 
-  auto add_sensor = [&](const char* name, v1::SensorKind kind, const char* link, std::vector<int64_t> shape,
-                        const std::vector<double>& pos, double radius) {
-    auto* s = spec.add_sensors();
-    s->set_name(name);
-    s->set_kind(kind);
-    s->set_link(link);
-    *s->mutable_probe_local_pos() = taxel::DoubleTensor(shape, pos);
-    *s->mutable_probe_radius() = taxel::DoubleTensor({}, std::vector<double>{radius});
-  };
   const std::vector<double> grid = PadProbePositions();
-  add_sensor("pad_depth", v1::CONTACT_DEPTH_PROBE, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
-  add_sensor("pad_skin", v1::KINEMATIC_TAXEL, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
-  add_sensor("tip_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, {0, 0, -kTipRadius}, kPointProbeRadius);
-  add_sensor("ball_probe", v1::CONTACT_DEPTH_PROBE, "ball/body", {1, 3}, {0, 0, -kBallRadius}, kPointProbeRadius);
+  AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
+  AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
+  AddProbeSensor(&spec, "tip_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, {0, 0, -kTipRadius}, kPointProbeRadius);
+  AddProbeSensor(&spec, "ball_probe", v1::CONTACT_DEPTH_PROBE, "ball/body", {1, 3}, {0, 0, -kBallRadius}, kPointProbeRadius);
   return spec;
 }
 
