@@ -185,13 +185,16 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   const size_t nc = static_cast<size_t>(num_envs) * n_ * channels_;
   gains_.assign(static_cast<size_t>(num_envs) * n_, 1.0);
   dead_.assign(static_cast<size_t>(num_envs) * n_, 0);
-  dead_values_.assign(nc, 0.f);
-  hyst_xi_.assign(nc, 0.f);
-  hyst_prev_.assign(nc, 0.f);
+  // State only for the stages that are on (SetNoise may switch the random walk on later).
+  if (spec_.dead_taxel_probability > 0) dead_values_.assign(nc, 0.f);
+  if (spec_.hysteresis_strength > 0) {
+    hyst_xi_.assign(nc, 0.f);
+    hyst_prev_.assign(nc, 0.f);
+    hyst_blocks_ = (static_cast<size_t>(n_) * channels_ + kHystBlock - 1) / kHystBlock;
+    hyst_zero_.assign(static_cast<size_t>(num_envs) * hyst_blocks_, 1);
+  }
   walk_.assign(nc, 0.f);
-  held_.assign(nc, 0.f);
-  hyst_blocks_ = (static_cast<size_t>(n_) * channels_ + kHystBlock - 1) / kHystBlock;
-  hyst_zero_.assign(static_cast<size_t>(num_envs) * hyst_blocks_, 1);
+  if (spec_.update_period > 1) held_.assign(nc, 0.f);
   written_.assign(num_envs, 0);
   active_.resize(n_);
   for (int k = 0; k < n_; ++k) active_[k] = layout.radius(k) > 0 || layout.max_radius() == 0;
@@ -222,12 +225,14 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
                                        kr_, kc_, spec_.crosstalk_strength);
     kernel_shear_ = kernel_torque_ = kernel_normal_;
     // The L1-normalised 2D Gaussian is the product of the L1-normalised 1D ones.
+    // Summed in double, kept in float for the blur.
     auto gaussian_1d = [&](int half, double spacing) {
       std::vector<double> g(2 * half + 1);
       double sum = 0;
       for (int a = -half; a <= half; ++a) sum += g[a + half] = std::exp(-0.5 * std::pow(a * spacing / spec_.crosstalk_sigma, 2));
-      for (double& v : g) v /= sum;
-      return g;
+      std::vector<float> out(g.size());
+      for (size_t i = 0; i < g.size(); ++i) out[i] = static_cast<float>(g[i] / sum);
+      return out;
     };
     g_rows_ = gaussian_1d(hr, row_spacing);
     g_cols_ = gaussian_1d(hc, col_spacing);
@@ -269,8 +274,6 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
       }
     }
   }
-  g_rows_f_.assign(g_rows_.begin(), g_rows_.end());
-  g_cols_f_.assign(g_cols_.begin(), g_cols_.end());
   for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
 }
 
@@ -323,20 +326,23 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
       dead = UniformFromBits(b[0]) < spec_.dead_taxel_probability;
     }
     dead_[base + k] = dead;
-    for (int c = 0; c < channels_; ++c) {
+    // A dead probe's values (only dead probes read them).
+    for (int c = 0; dead && c < channels_; ++c) {
       const auto b = rng_dead_value_(sid, e, static_cast<uint32_t>(k * 8 + c), reset_count);
       const auto [lo, hi] = spec_.dead_taxel_value_range;
       dead_values_[(base + k) * channels_ + c] = static_cast<float>(lo + (hi - lo) * UniformFromBits(b[0]));
     }
   }
+  // Per-env slices of the state arrays that exist.
+  auto fill_env = [env](auto& v, size_t width, auto value) {
+    if (!v.empty()) std::fill(v.begin() + env * width, v.begin() + (env + 1) * width, value);
+  };
   const size_t nc = static_cast<size_t>(n_) * channels_;
-  const size_t off = static_cast<size_t>(env) * nc;
-  std::fill(hyst_xi_.begin() + off, hyst_xi_.begin() + off + nc, 0.f);
-  std::fill(hyst_prev_.begin() + off, hyst_prev_.begin() + off + nc, 0.f);
-  std::fill(walk_.begin() + off, walk_.begin() + off + nc, 0.f);
-  std::fill(held_.begin() + off, held_.begin() + off + nc, 0.f);
-  std::fill(hyst_zero_.begin() + static_cast<size_t>(env) * hyst_blocks_,
-            hyst_zero_.begin() + static_cast<size_t>(env + 1) * hyst_blocks_, 1);
+  fill_env(hyst_xi_, nc, 0.f);
+  fill_env(hyst_prev_, nc, 0.f);
+  fill_env(walk_, nc, 0.f);
+  fill_env(held_, nc, 0.f);
+  fill_env(hyst_zero_, hyst_blocks_, uint8_t{1});
   if (ring_ > 0) {
     const size_t rbase = static_cast<size_t>(env) * ring_ * nc;
     std::fill(ring_data_.begin() + rbase, ring_data_.begin() + rbase + ring_ * nc, 0.f);
@@ -516,7 +522,7 @@ void MeasuredPipeline::SeparableCorrelate(const float* x, float* y) const {
   // All C channels at once (they share the kernel), channel-interleaved like x and y so that the
   // innermost loops run over contiguous channels.
   SeparableBlur(x, inv_source_weight_.empty() ? nullptr : inv_source_weight_.data(), active_.data(), layout_->rows(),
-                layout_->cols(), channels_, g_rows_f_.data(), kr_ / 2, g_cols_f_.data(), kc_ / 2,
+                layout_->cols(), channels_, g_rows_.data(), kr_ / 2, g_cols_.data(), kc_ / 2,
                 static_cast<float>(spec_.crosstalk_strength), y);
 }
 
@@ -720,13 +726,18 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   // One pass over the values in chunks that stay in L1: every stage of a chunk before the next
   // chunk (each value sees the stages in DESIGN order; the draws do not depend on the chunking).
   float z_walk[kChunk], z_noise[kChunk];
-  uint8_t* hyst_zero = &hyst_zero_[static_cast<size_t>(env) * hyst_blocks_];
+  // This env's state (the hysteresis arrays exist only when the stage is on).
+  float* xi = p.hysteresis ? hyst_xi_.data() + off : nullptr;
+  float* prev = p.hysteresis ? hyst_prev_.data() + off : nullptr;
+  uint8_t* hyst_zero = p.hysteresis ? hyst_zero_.data() + static_cast<size_t>(env) * hyst_blocks_ : nullptr;
+  float* walk = walk_.data() + off;
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
     if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);
     if (p.noise) FillStandardNormals(rng_noise_, sid, e, st, z_noise, len, c0);
-    ValueStages(p, kHystBlock, xs + c0, len, &hyst_xi_[off + c0], &hyst_prev_[off + c0], hyst_zero + c0 / kHystBlock,
-                            &walk_[off + c0], z_walk, z_noise);
+    const bool h = p.hysteresis;
+    ValueStages(p, kHystBlock, xs + c0, len, h ? xi + c0 : nullptr, h ? prev + c0 : nullptr,
+                h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
   const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
   for (int k = 0; k < n_; ++k) {

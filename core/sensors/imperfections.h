@@ -127,8 +127,8 @@ class MeasuredPipeline {
   std::vector<double> source_weight_normal_, source_weight_shear_, source_weight_torque_;
   // Gaussian crosstalk: the same kernel for every channel, G[a, b] = g_rows[a]·g_cols[b].
   bool separable_ = false;
-  std::vector<double> g_rows_, g_cols_;
-  std::vector<float> g_rows_f_, g_cols_f_, inv_source_weight_;  // float copies for the blur
+  std::vector<float> g_rows_, g_cols_;
+  std::vector<float> inv_source_weight_;  // 1 / source weight (renormalize), for the blur
   std::vector<uint8_t> active_;  // radius > 0
 
   // Per-env state.
@@ -136,7 +136,7 @@ class MeasuredPipeline {
   std::vector<uint8_t> dead_;       // [E·n]
   std::vector<float> dead_values_;  // [E·n·C]
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
-  std::vector<float> held_;         // [E·n·C] last sample (update period) while there is no ring
+  std::vector<float> held_;         // [E·n·C] last sample while there is no ring (update period > 1 only)
   // Per block of kHystBlock values: 1 when its hysteresis state (ξ and x_prev) is all +0.
   static constexpr size_t kChunk = 512, kHystBlock = 64;
   size_t hyst_blocks_ = 0;
