@@ -255,34 +255,24 @@ void BlocksPortable(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t
   }
 }
 
-bool HasAvx2() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2");
+constexpr BatchFn kNormals8Avx2 = NormalsBatchAvx2, kNormals32Avx2 = NormalsBatch32Avx2;
+constexpr WordsFn kBlocksAvx2 = BlocksAvx2;
 #else
-  return false;
+constexpr BatchFn kNormals8Avx2 = nullptr, kNormals32Avx2 = nullptr;
+constexpr WordsFn kBlocksAvx2 = nullptr;
 #endif
-}
 
-BatchFn ChooseBatch() {
+// `avx2` when the CPU has AVX2 (checked once), else `fallback`.
+template <typename Fn>
+Fn Pick(Fn avx2, Fn fallback) {
 #if defined(__x86_64__)
-  if (HasAvx2()) return NormalsBatchAvx2;
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  return has_avx2 ? avx2 : fallback;
+#else
+  (void)avx2;
+  return fallback;
 #endif
-  return NormalsBatchPortable;
-}
-
-// 32 blocks at a time where the CPU allows it (nullptr: use the 8-block batch).
-BatchFn ChooseBatch32() {
-#if defined(__x86_64__)
-  if (HasAvx2()) return NormalsBatch32Avx2;
-#endif
-  return nullptr;
-}
-
-WordsFn ChooseBlocks() {
-#if defined(__x86_64__)
-  if (HasAvx2()) return BlocksAvx2;
-#endif
-  return BlocksPortable;
 }
 
 }  // namespace
@@ -290,10 +280,9 @@ WordsFn ChooseBlocks() {
 namespace internal {
 void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,
                              size_t count, size_t first) {
-  static const BatchFn kBest = ChooseBatch();
-  static const BatchFn kBest32 = ChooseBatch32();
-  const BatchFn batch = portable ? NormalsBatchPortable : kBest;
-  const BatchFn batch32 = portable ? nullptr : kBest32;
+  // 32 blocks at a time where the CPU allows it (nullptr: 8-block batches only).
+  const BatchFn batch = portable ? NormalsBatchPortable : Pick(kNormals8Avx2, NormalsBatchPortable);
+  const BatchFn batch32 = portable ? nullptr : Pick<BatchFn>(kNormals32Avx2, nullptr);
   constexpr size_t kBatch = 8 * kLanes;
   const uint32_t first_block = static_cast<uint32_t>(first / 8);
   size_t done = 0;
@@ -322,7 +311,7 @@ void NormalPairFromWord(uint32_t w, float* z0, float* z1) {
 
 void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out,
                 size_t blocks) {
-  static const WordsFn kBlocks = ChooseBlocks();
+  static const WordsFn kBlocks = Pick(kBlocksAvx2, BlocksPortable);
   size_t done = 0;
   for (; done + kLanes <= blocks; done += kLanes) {
     kBlocks(rng.key0(), rng.key1(), c0, c1, c2 + static_cast<uint32_t>(done), c3, out + 4 * done);
