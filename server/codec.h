@@ -99,6 +99,7 @@ struct ReadPlan {
   };
   std::vector<Item> items;
   std::vector<sensors::Branch> branches;
+  bool sparse = false;  // ReadSpec.sparse: tensors in their nonzero-mask form
 };
 
 /// Errors: NOT_FOUND for an unknown sensor name, INVALID_ARGUMENT for an unknown channel name or
@@ -118,12 +119,18 @@ struct ChannelArray {
   std::vector<int64_t> probe_shape;
   const char* data = nullptr;
   size_t bytes_per_env = 0;
+  size_t item_size = 4;  // bytes per element
 };
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel);
 
 /// Copies the blocks of `envs` (in that order) of `array` to `dst`, which holds
 /// len(envs)·bytes_per_env bytes: one memcpy when `envs` is 0, 1, ..., num_envs − 1.
 void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst);
+/// True when `envs` is 0, 1, ..., num_envs − 1 (the env blocks are one contiguous run).
+bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs);
+
+/// Turns a dense output tensor into its sparse form (Tensor.nonzero_mask, core/common/nonzero_mask.h).
+void SparsifyTensor(v1::Tensor* tensor);
 
 /// Appends one SensorReading per (sensor, branch) with the planned channels for `envs` (in that
 /// order) to `out`.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/nonzero_mask.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
@@ -201,6 +202,7 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
     }
   }
   if (plan.branches.empty()) plan.branches.push_back(sensors::Branch::kMeasured);
+  plan.sparse = read.sparse();
   return plan;
 }
 
@@ -213,7 +215,9 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
     int64_t per_branch = kPerReading;
     for (sensors::Channel c : item.channels) {
       const int64_t item_size = c == sensors::Channel::kContact ? 1 : 4;
-      per_branch += kPerTensor + num_envs * item.sensor->num_probes() * sensors::ChannelWidth(c) * item_size;
+      const int64_t elements = num_envs * item.sensor->num_probes() * sensors::ChannelWidth(c);
+      // The sparse form of a tensor without zeros: all elements plus the mask.
+      per_branch += kPerTensor + elements * item_size + (plan.sparse ? (elements + 7) / 8 : 0);
     }
     bytes += per_branch * static_cast<int64_t>(plan.branches.size());
   }
@@ -228,14 +232,25 @@ void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor*
   if (width == 3) t->add_shape(3);
 }
 
-// True when `envs` is 0, 1, ..., num_envs − 1 (the blocks are one contiguous run).
+}  // namespace
+
 bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
   bool identity = static_cast<int>(envs.size()) == num_envs;
   for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
   return identity;
 }
 
-}  // namespace
+void SparsifyTensor(v1::Tensor* tensor) {
+  const size_t item = DTypeSize(tensor->dtype());
+  const std::string& dense = tensor->data();
+  const size_t n = dense.size() / item;
+  std::string mask(NonzeroMaskBytes(n), '\0');
+  const size_t count = BuildNonzeroMask(dense.data(), n, item, reinterpret_cast<uint8_t*>(mask.data()));
+  std::string packed(count * item, '\0');
+  PackNonzero(dense.data(), n, item, reinterpret_cast<const uint8_t*>(mask.data()), packed.data());
+  tensor->set_data(std::move(packed));
+  tensor->set_nonzero_mask(std::move(mask));
+}
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
   const sensors::SensorOutputs& o = sensor.outputs(branch);
@@ -256,6 +271,7 @@ ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch
     case sensors::Channel::kDisplacement: src = o.displacement.data(), a.dtype = v1::FLOAT32; break;
   }
   a.data = static_cast<const char*>(src);
+  a.item_size = item_size;
   a.bytes_per_env = static_cast<size_t>(sensor.num_probes()) * width * item_size;
   return a;
 }
@@ -293,6 +309,7 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
           data->reserve(a.bytes_per_env * envs.size());
           for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
         }
+        if (plan.sparse) SparsifyTensor(&t);
       }
     }
   }
@@ -336,6 +353,7 @@ void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> 
       for (int32_t e : envs) {
         for (int h = 0; h < history; ++h, dst += per_sample) s.CopyHistory(e, h, c, dst);
       }
+      if (plan.sparse) SparsifyTensor(&t);
     }
   }
 }

@@ -41,6 +41,10 @@ absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_vie
     return absl::InvalidArgumentError(absl::StrCat(field, ": dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ",
                                                    DTypeName(tensor.dtype())));
   }
+  if (!tensor.nonzero_mask().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".nonzero_mask: inputs must be dense (the sparse form is for outputs); leave it empty"));
+  }
   view.shape.assign(tensor.shape().begin(), tensor.shape().end());
   int64_t n = 1;
   for (size_t a = 0; a < view.shape.size(); ++a) {

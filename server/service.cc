@@ -478,12 +478,8 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
     head.set_sequence(req.sequence());
     head.set_step(stats.step);
     head.mutable_env_ids()->Assign(envs->begin(), envs->end());
-    const ReadingsWireWriter readings(*plan, *envs, scene.num_envs());
-    const size_t head_size = head.ByteSizeLong();
-    char* body_data = nullptr;
-    grpc::Slice slices[2] = {NewResponseSlice(head_size + readings.size(), &body_data), grpc::Slice()};
-    head.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(body_data));
-    readings.Write(body_data + head_size);
+    const ReadingsWireWriter readings(*plan, *envs, scene.num_envs(), deps_.eval_pool);
+    std::vector<grpc::Slice> slices = readings.Slices(head.SerializeAsString());
     if (req.read().contact_matrix()) {
       const google::protobuf::RepeatedPtrField<std::string> all;
       EncodeContactMatrix(scene, *envs, all, all, scene.contact_matrix()->matrix().has_friction(),
@@ -498,8 +494,8 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
     timing->set_decode_us(1e6 * decode);
     timing->set_evaluate_us(1e6 * stats.evaluate_seconds);
     timing->set_encode_us(1e6 * Seconds(t2, t3));
-    slices[1] = SerializeToSlice(tail);
-    grpc::ByteBuffer bytes(slices, 2);
+    slices.push_back(SerializeToSlice(tail));
+    grpc::ByteBuffer bytes(slices.data(), slices.size());
     response->Swap(&bytes);
     Metrics& m = *deps_.metrics;
     m.StepPhaseSeconds(StepPhase::kQueue, queue);

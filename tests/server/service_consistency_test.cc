@@ -162,6 +162,104 @@ TEST_F(ServiceConsistencyTest, UnaryStepAndStepStreamGiveIdenticalBytes) {
   EXPECT_TRUE(stream->Close().ok());
 }
 
+// The sparse form of every tensor against the dense one, element by element: the mask has a bit
+// exactly where the dense element's bytes are not all zero, and data holds those elements in
+// order. Returns the (nonzero, zero) element counts.
+std::pair<int64_t, int64_t> ExpectSparseFormOf(const v1::Tensor& sparse, const v1::Tensor& dense) {
+  EXPECT_THAT(sparse.shape(), ::testing::ElementsAreArray(dense.shape()));
+  EXPECT_TRUE(dense.nonzero_mask().empty());
+  const size_t item = dense.dtype() == v1::BOOL ? 1 : 4;
+  const size_t n = dense.data().size() / item;
+  EXPECT_EQ(sparse.nonzero_mask().size(), (n + 7) / 8);
+  std::string expected_data, expected_mask((n + 7) / 8, '\0');
+  int64_t nonzero = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string element = dense.data().substr(i * item, item);
+    if (element == std::string(item, '\0')) continue;
+    ++nonzero;
+    expected_data += element;
+    expected_mask[i / 8] = static_cast<char>(expected_mask[i / 8] | (1 << (i % 8)));
+  }
+  EXPECT_EQ(sparse.data(), expected_data);
+  EXPECT_EQ(sparse.nonzero_mask(), expected_mask);
+  v1::Tensor expanded = sparse;
+  EXPECT_TRUE(ExpandTensor(&expanded).ok());
+  EXPECT_EQ(expanded.data(), dense.data());
+  EXPECT_TRUE(expanded.nonzero_mask().empty());
+  return {nonzero, static_cast<int64_t>(n) - nonzero};
+}
+
+TEST_F(ServiceConsistencyTest, SparseReadingsCarryTheNonzeroElementsOfTheDenseOnes) {
+  for (const char* name : {"dense", "sparse", "expanded"}) CreateOnServer(name);
+  Client::Options o;
+  o.target = server_->target();
+  o.sparse_readings = false;  // requests as they are, responses as sent
+  auto raw = Client::Connect(o);
+  ASSERT_TRUE(raw.ok());
+  int64_t nonzero = 0, zero = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    SCOPED_TRACE(s);
+    auto dense = (*raw)->Step(Request("dense", s));
+    v1::StepRequest req = Request("sparse", s);
+    req.mutable_read()->set_sparse(true);
+    auto sparse = (*raw)->Step(req);
+    auto expanded = client_->Step(Request("expanded", s));  // the default client: sparse, expanded
+    ASSERT_TRUE(dense.ok() && sparse.ok() && expanded.ok());
+    ASSERT_EQ(dense->readings_size(), sparse->readings_size());
+    for (int i = 0; i < dense->readings_size(); ++i) {
+      for (const auto& [channel, t] : dense->readings(i).channels()) {
+        SCOPED_TRACE(dense->readings(i).sensor() + "." + channel);
+        const auto [nz, z] = ExpectSparseFormOf(sparse->readings(i).channels().at(channel), t);
+        nonzero += nz, zero += z;
+      }
+    }
+    ExpectSameReadings(*dense, *expanded);
+  }
+  // Both kinds of element were compared.
+  EXPECT_GT(nonzero, 100);
+  EXPECT_GT(zero, 100);
+
+  // ReadSensors (the protobuf-built path) gives the same forms.
+  v1::ReadSensorsRequest read;
+  read.set_scene("dense");
+  read.add_env_ids(2);
+  read.add_env_ids(0);
+  read.mutable_read()->add_branches(v1::GROUND_TRUTH);
+  auto dense = (*raw)->ReadSensors(read);
+  read.mutable_read()->set_sparse(true);
+  auto sparse = (*raw)->ReadSensors(read);
+  auto expanded = client_->ReadSensors(read);
+  ASSERT_TRUE(dense.ok() && sparse.ok() && expanded.ok());
+  ASSERT_EQ(dense->readings_size(), 3);
+  ASSERT_EQ(sparse->readings_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    for (const auto& [channel, t] : dense->readings(i).channels()) {
+      ExpectSparseFormOf(sparse->readings(i).channels().at(channel), t);
+      EXPECT_EQ(expanded->readings(i).channels().at(channel).data(), t.data());
+    }
+  }
+}
+
+TEST(ExpandTensorTest, MalformedSparseFormsAreDataLoss) {
+  v1::Tensor t;
+  t.set_dtype(v1::FLOAT32);
+  t.add_shape(10);
+  t.set_nonzero_mask(std::string("\x03\x00", 2));  // elements 0 and 1
+  t.set_data(std::string(8, '\x01'));
+  v1::Tensor ok = t;
+  ASSERT_TRUE(ExpandTensor(&ok).ok());
+  EXPECT_EQ(ok.data(), std::string(8, '\x01') + std::string(32, '\0'));
+  v1::Tensor short_data = t;
+  short_data.set_data(std::string(4, '\x01'));
+  EXPECT_EQ(ExpandTensor(&short_data).code(), absl::StatusCode::kDataLoss);
+  v1::Tensor stray_bit = t;
+  stray_bit.set_nonzero_mask(std::string("\x03\x04", 2));  // bit 10 is past the 10 elements
+  EXPECT_EQ(ExpandTensor(&stray_bit).code(), absl::StatusCode::kDataLoss);
+  v1::Tensor long_mask = t;
+  long_mask.set_nonzero_mask(std::string("\x03\x00\x00", 3));
+  EXPECT_EQ(ExpandTensor(&long_mask).code(), absl::StatusCode::kDataLoss);
+}
+
 TEST_F(ServiceConsistencyTest, StepStreamEchoesTheRequestSequenceNumbers) {
   CreateOnServer("seq");
   grpc::ClientContext ctx;

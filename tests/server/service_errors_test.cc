@@ -195,6 +195,12 @@ TEST_F(ServiceErrorsTest, BadStepsAreRefusedAndChangeNothing) {
                 "poses[0][1]");
 
   r = Good();
+  r.mutable_poses()->set_nonzero_mask(std::string(4, '\xff'));
+  ExpectRefused("sparse input", Step(r), kInvalid,
+                "poses.nonzero_mask: inputs must be dense (the sparse form is for outputs); leave it empty",
+                "poses.nonzero_mask");
+
+  r = Good();
   r.clear_quat_order();
   ExpectRefused("quat order", Step(r), kInvalid, "quat_order: expected XYZW or WXYZ", "quat_order");
 

@@ -58,11 +58,11 @@ class StepWireTest : public ::testing::Test {
 
   // head + hand-written readings + tail, as StepOnce lays them out.
   std::string WireBytes(const ReadPlan& plan, const std::vector<int32_t>& envs, const v1::StepResponse& tail) {
-    std::string bytes = Head(envs).SerializeAsString();
+    const std::string head = Head(envs).SerializeAsString();
     const ReadingsWireWriter writer(plan, envs, kEnvs);
-    const size_t at = bytes.size();
-    bytes.resize(at + writer.size());
-    EXPECT_EQ(writer.Write(bytes.data() + at), bytes.data() + bytes.size()) << "size() is exact";
+    std::string bytes;
+    for (const grpc::Slice& s : writer.Slices(head)) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    EXPECT_EQ(bytes.size(), head.size() + writer.size()) << "size() is exact";
     return bytes + tail.SerializeAsString();
   }
 
@@ -81,7 +81,9 @@ TEST_F(StepWireTest, ProtobufParsesTheBytesIntoTheMessageEncodeReadingsBuilds) {
   v1::StepResponse tail;
   tail.mutable_timing()->set_decode_us(1.5);
   tail.mutable_timing()->set_encode_us(2.5);
-  for (const v1::ReadSpec& read : {all, both, subset, none}) {
+  std::vector<v1::ReadSpec> reads = {all, both, subset, none};
+  for (int i = 0; i < 4; ++i) reads.push_back(reads[i]), reads.back().set_sparse(true);
+  for (const v1::ReadSpec& read : reads) {
     for (const std::vector<int32_t>& envs : {std::vector<int32_t>{0, 1, 2, 3}, {2, 0}, {3}, {}}) {
       SCOPED_TRACE(read.ShortDebugString() + " envs " + std::to_string(envs.size()));
       auto plan = PlanRead(read, local_->scene(), "read");
@@ -122,6 +124,50 @@ TEST_F(StepWireTest, ReadingsCarryTheCoreBuffersBitForBit) {
   ASSERT_TRUE(parsed.ParseFromString(WireBytes(*plan, envs, v1::StepResponse())));
   // kin 2 + depth 4 + touch 2 channels.
   EXPECT_EQ(ExpectReadingsEqualLocal(parsed.readings(), local_->scene(), envs), 8);
+}
+
+// Channels of more than one 64 Ki-element chunk: 1200 envs × 25 kin probes × 3 = 90,000 floats
+// per channel, so the packed values of a channel come from two chunks (as two slices); all envs
+// in order (no gather) and reversed (gathered first). Expanded, the tensors are the dense ones.
+TEST(StepWireChunksTest, SparseChannelsSpanningChunksExpandToTheDenseReadings) {
+  constexpr int kManyEnvs = 1200;
+  auto local = LocalScene::Create(GraspSpec("chunks", kManyEnvs, SphereShape(kBallR)));
+  ASSERT_NE(local, nullptr);
+  ASSERT_TRUE(local->Step(MovingPoses(kManyEnvs, 0)).ok());
+  ASSERT_TRUE(local->Step(MovingPoses(kManyEnvs, 1), MovingTwists(kManyEnvs, 1)).ok());
+  v1::ReadSpec read;
+  read.add_sensors("kin");
+  read.add_branches(v1::GROUND_TRUTH);
+  auto plan = PlanRead(read, local->scene(), "read");
+  read.set_sparse(true);
+  auto sparse_plan = PlanRead(read, local->scene(), "read");
+  ASSERT_TRUE(plan.ok() && sparse_plan.ok());
+  std::vector<int32_t> in_order(kManyEnvs), reversed(kManyEnvs);
+  for (int e = 0; e < kManyEnvs; ++e) in_order[e] = e, reversed[e] = kManyEnvs - 1 - e;
+  ThreadPool pool(2);
+  for (const auto* envs : {&in_order, &reversed}) {
+    v1::StepResponse dense;
+    EncodeReadings(*plan, *envs, kManyEnvs, dense.mutable_readings());
+    const ReadingsWireWriter writer(*sparse_plan, *envs, kManyEnvs, &pool);
+    const std::vector<grpc::Slice> slices = writer.Slices("");
+    std::string bytes;
+    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    ASSERT_EQ(bytes.size(), writer.size());
+    v1::StepResponse sparse;
+    ASSERT_TRUE(sparse.ParseFromString(bytes));
+    ASSERT_EQ(sparse.readings_size(), 1);
+    int nonzero_elements = 0;
+    for (const auto& [name, t] : dense.readings(0).channels()) {
+      SCOPED_TRACE(name);
+      v1::Tensor expanded = sparse.readings(0).channels().at(name);
+      ASSERT_FALSE(expanded.nonzero_mask().empty());
+      nonzero_elements += static_cast<int>(expanded.data().size() / 4);
+      ASSERT_TRUE(ExpandTensor(&expanded).ok());
+      EXPECT_EQ(expanded.data(), t.data());
+      EXPECT_EQ(t.data().size(), size_t{kManyEnvs} * 75 * 4);
+    }
+    EXPECT_GT(nonzero_elements, 1000);  // the comparison is not of zeros only
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/nonzero_mask.h"
 
 namespace taxel {
 
@@ -100,12 +101,55 @@ absl::Status Client::RemoveSensor(const std::string& scene, const std::string& s
   return FromGrpc(stub_->RemoveSensor(&ctx, req, &resp));
 }
 
+namespace {
+
+// With Options::sparse_readings: a request that asks for the sparse form (a copy of `request`
+// when it does not already), and the response's tensors expanded.
+template <typename Request>
+const Request& AskSparse(const Request& request, bool sparse, Request* copy) {
+  if (!sparse || request.read().sparse() || request.read().none()) return request;
+  *copy = request;
+  copy->mutable_read()->set_sparse(true);
+  return *copy;
+}
+
+absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading>* readings) {
+  for (v1::SensorReading& r : *readings) {
+    for (auto& [name, tensor] : *r.mutable_channels()) {
+      if (absl::Status s = ExpandTensor(&tensor); !s.ok()) {
+        return absl::DataLossError(absl::StrCat("readings '", r.sensor(), "' channel '", name, "': ", s.message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
-  TAXEL_CLIENT_UNARY(Step, request, v1::StepResponse);
+  v1::StepRequest copy;
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  v1::StepResponse response;
+  const grpc::Status s = stub_->Step(&ctx, AskSparse(request, options_.sparse_readings, &copy), &response);
+  if (!s.ok()) return FromGrpc(s);
+  if (options_.sparse_readings) {
+    if (absl::Status e = ExpandReadings(response.mutable_readings()); !e.ok()) return e;
+  }
+  return response;
 }
 
 absl::StatusOr<v1::ReadSensorsResponse> Client::ReadSensors(const v1::ReadSensorsRequest& request) {
-  TAXEL_CLIENT_UNARY(ReadSensors, request, v1::ReadSensorsResponse);
+  v1::ReadSensorsRequest copy;
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  v1::ReadSensorsResponse response;
+  const grpc::Status s = stub_->ReadSensors(&ctx, AskSparse(request, options_.sparse_readings, &copy), &response);
+  if (!s.ok()) return FromGrpc(s);
+  if (options_.sparse_readings) {
+    if (absl::Status e = ExpandReadings(response.mutable_readings()); !e.ok()) return e;
+  }
+  return response;
 }
 
 absl::Status Client::ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids) {
@@ -128,6 +172,7 @@ std::unique_ptr<StepStream> Client::OpenStepStream() {
   std::unique_ptr<StepStream> s(new StepStream());
   s->context_ = std::make_unique<grpc::ClientContext>();
   Prepare(s->context_.get(), /*deadline=*/false);
+  s->sparse_readings_ = options_.sparse_readings;
   s->stream_ = stub_->StepStream(s->context_.get());
   return s;
 }
@@ -142,11 +187,15 @@ StepStream::~StepStream() {
 absl::StatusOr<v1::StepResponse> StepStream::Step(v1::StepRequest request) {
   if (closed_) return absl::FailedPreconditionError("stream: already closed");
   request.set_sequence(next_sequence_++);
+  if (sparse_readings_ && !request.read().none()) request.mutable_read()->set_sparse(true);
   v1::StepResponse response;
   if (!stream_->Write(request) || !stream_->Read(&response)) {
     closed_ = true;
     const absl::Status s = FromGrpc(stream_->Finish());
     return s.ok() ? absl::UnavailableError("stream: ended by the server") : s;
+  }
+  if (sparse_readings_) {
+    if (absl::Status e = ExpandReadings(response.mutable_readings()); !e.ok()) return e;
   }
   return response;
 }
@@ -180,6 +229,32 @@ v1::Tensor Int32Tensor(absl::Span<const int64_t> shape, absl::Span<const int32_t
   t.mutable_shape()->Assign(shape.begin(), shape.end());
   t.set_data(values.data(), values.size() * sizeof(int32_t));
   return t;
+}
+
+absl::Status ExpandTensor(v1::Tensor* tensor) {
+  if (tensor->nonzero_mask().empty()) return absl::OkStatus();
+  const v1::DType dtype = tensor->dtype();
+  const size_t item = dtype == v1::FLOAT64 ? 8 : dtype == v1::BOOL ? 1 : dtype == v1::DTYPE_UNSPECIFIED ? 0 : 4;
+  if (item == 0) return absl::DataLossError("tensor: sparse form without a dtype");
+  int64_t n = 1;
+  for (int64_t d : tensor->shape()) {
+    if (d < 0 || (d != 0 && n > (INT64_MAX / 8) / d)) return absl::DataLossError("tensor: invalid shape");
+    n *= d;
+  }
+  const std::string& mask = tensor->nonzero_mask();
+  const auto* bits = reinterpret_cast<const uint8_t*>(mask.data());
+  const int64_t count = mask.size() == NonzeroMaskBytes(static_cast<size_t>(n))
+                            ? CountNonzeroMask(bits, static_cast<size_t>(n))
+                            : -1;
+  if (count < 0 || tensor->data().size() != static_cast<size_t>(count) * item) {
+    return absl::DataLossError(absl::StrCat("tensor: sparse form of ", n, " elements with a ", mask.size(),
+                                            "-byte mask and ", tensor->data().size(), " bytes of data"));
+  }
+  std::string dense(static_cast<size_t>(n) * item, '\0');
+  UnpackNonzero(tensor->data().data(), static_cast<size_t>(n), item, bits, dense.data(), /*dst_is_zero=*/true);
+  tensor->set_data(std::move(dense));
+  tensor->clear_nonzero_mask();
+  return absl::OkStatus();
 }
 
 int64_t NumElements(const v1::Tensor& tensor) {
