@@ -3,10 +3,15 @@
 //
 //   e2e_step/1env_unary, e2e_step/1env_stream  1 env × 2 pads × 16×16 KinematicTaxels; latency of
 //                                              one step round trip, unit us, with p50 and p99
-//   e2e_grasp_batch/unary, .../stream          the 1024-env grasp batch, unit ms per round trip
+//   e2e_grasp_batch/unary, .../stream          the 1024-env grasp batch, unit ms per round trip,
+//                                              with the C++ client's defaults: readings in the
+//                                              sparse form, expanded to dense tensors on receipt
+//   e2e_grasp_batch/unary_dense, .../stream_dense   the same with dense readings on the wire
+//                                              (Client::Options::sparse_readings = false)
 //   inproc_grasp_batch                         the same scene stepped in process in the same run
 //
-// The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians).
+// The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians)
+// and "wire_response_bytes" (the serialised StepResponse as sent).
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
@@ -31,7 +36,8 @@ constexpr int kServerThreads = 2;
 
 struct Harness {
   std::unique_ptr<server::TaxelServer> server;
-  std::unique_ptr<Client> client;
+  std::unique_ptr<Client> client;        // defaults: sparse readings, expanded
+  std::unique_ptr<Client> dense_client;  // sparse_readings = false
 };
 
 Harness& GetHarness() {
@@ -50,6 +56,12 @@ Harness& GetHarness() {
     auto c = Client::Connect(harness->server->target());
     TAXEL_CHECK(c.ok());
     harness->client = *std::move(c);
+    Client::Options dense;
+    dense.target = harness->server->target();
+    dense.sparse_readings = false;
+    auto d = Client::Connect(dense);
+    TAXEL_CHECK(d.ok());
+    harness->dense_client = *std::move(d);
     // The grasp object mesh: same bytes as the in-process scenario, so the same content id.
     auto mesh = geometry::GeodesicSphere(0.04, 32);
     std::vector<double> v;
@@ -77,7 +89,6 @@ const v1::StepRequest& GraspRequest(int envs) {
   *req.mutable_poses() = DoubleTensor({envs, 3, 7}, g.poses);
   req.set_quat_order(v1::XYZW);
   req.set_dt(0.01);
-  if (const char* only = std::getenv("TAXEL_BENCH_ONLY")) req.mutable_read()->add_sensors(only);
   return cache->emplace(envs, req).first->second;
 }
 
@@ -95,8 +106,8 @@ struct ServerPhases {
 };
 ServerPhases g_last_phases;
 
-std::vector<double> TimeSteps(int envs, bool stream, int count) {
-  Client& client = *GetHarness().client;
+std::vector<double> TimeSteps(int envs, bool stream, int count, bool dense = false) {
+  Client& client = dense ? *GetHarness().dense_client : *GetHarness().client;
   const v1::StepRequest& req = GraspRequest(envs);
   std::unique_ptr<StepStream> s;
   if (stream) s = client.OpenStepStream();
@@ -150,16 +161,27 @@ double NoReadMedianMs(int repeats) {
   return Median(ms);
 }
 
-void RunGraspBatch(Context& ctx, bool stream) {
+// Bytes of the serialised StepResponse of the grasp batch as the server sends it.
+int64_t WireResponseBytes(bool dense) {
+  v1::StepRequest req = GraspRequest(1024);
+  req.mutable_read()->set_sparse(!dense);
+  auto r = GetHarness().dense_client->Step(req);  // (returns the response as sent)
+  TAXEL_CHECK(r.ok());
+  return static_cast<int64_t>(r->ByteSizeLong());
+}
+
+void RunGraspBatch(Context& ctx, bool stream, bool dense) {
   Record r = ctx.NewRecord(kServerThreads, "ms");
-  r.samples = TimeSteps(1024, stream, ctx.repeats());
+  r.samples = TimeSteps(1024, stream, ctx.repeats(), dense);
   ScaleSamples(&r, 1e3);
   const double median = Median(r.samples);
   r.AddNumber("p50", Percentile(r.samples, 0.5));
   r.AddNumber("p99", Percentile(r.samples, 0.99));
   r.AddNumber("steps_per_s", 1e3 / median);
   r.AddInt("envs", 1024);
-  r.AddInt("response_bytes", 2LL * 1024 * 512 * 3 * 4);
+  r.AddInt("response_bytes", 2LL * 1024 * 512 * 3 * 4);  // the readings, dense
+  r.AddString("readings_form", dense ? "dense" : "sparse");
+  r.AddInt("wire_response_bytes", WireResponseBytes(dense));
   const double inproc = Median(InprocSamplesMs(ctx.repeats()));
   r.AddNumber("inproc_ms", inproc);
   r.AddNumber("server_evaluate_ms", g_last_phases.evaluate);
@@ -173,8 +195,10 @@ void RunGraspBatch(Context& ctx, bool stream) {
 
 TAXEL_BENCH_CASE("e2e_step/1env_unary", [](Context& ctx) { RunLatency(ctx, false); });
 TAXEL_BENCH_CASE("e2e_step/1env_stream", [](Context& ctx) { RunLatency(ctx, true); });
-TAXEL_BENCH_CASE("e2e_grasp_batch/unary", [](Context& ctx) { RunGraspBatch(ctx, false); });
-TAXEL_BENCH_CASE("e2e_grasp_batch/stream", [](Context& ctx) { RunGraspBatch(ctx, true); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/unary", [](Context& ctx) { RunGraspBatch(ctx, false, false); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/stream", [](Context& ctx) { RunGraspBatch(ctx, true, false); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/unary_dense", [](Context& ctx) { RunGraspBatch(ctx, false, true); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/stream_dense", [](Context& ctx) { RunGraspBatch(ctx, true, true); });
 TAXEL_BENCH_CASE("inproc_grasp_batch", [](Context& ctx) {
   Record r = ctx.NewRecord(kServerThreads, "ms");
   r.samples = InprocSamplesMs(ctx.repeats());
