@@ -112,6 +112,36 @@ function tensor(array, shape) {
 }
 
 /**
+ * The sparse form of a tensor (read: {sparse: true}; Tensor.nonzero_mask): bit i of the mask
+ * (byte i >> 3, least significant bit first) is set where element i is stored in `data`; the
+ * other elements are zero. Returns a fresh TypedArray of all n elements.
+ */
+function expandSparse(Type, n, data, mask) {
+  const size = Type.BYTES_PER_ELEMENT;
+  if (mask.byteLength !== Math.ceil(n / 8)) {
+    throw new RangeError(`tensor: sparse form of ${n} elements needs a ${Math.ceil(n / 8)}-byte mask, got ${mask.byteLength}`);
+  }
+  const out = new Uint8Array(n * size);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    if (mask[i >> 3] & (1 << (i & 7))) {
+      if ((k + 1) * size > data.byteLength) throw new RangeError('tensor: sparse form with fewer values than mask bits');
+      out.set(data.subarray(k * size, (k + 1) * size), i * size);
+      k++;
+    }
+  }
+  if (k * size !== data.byteLength) throw new RangeError('tensor: sparse form with more values than mask bits');
+  if ((n & 7) !== 0 && (mask[mask.byteLength - 1] >> (n & 7)) !== 0) {
+    throw new RangeError('tensor: sparse form with mask bits past the last element');
+  }
+  if (!LITTLE_ENDIAN_HOST && size > 1) {
+    const b = Buffer.from(out.buffer);
+    if (size === 4) b.swap32(); else b.swap64();
+  }
+  return new Type(out.buffer, 0, n);
+}
+
+/**
  * The elements of a received Tensor as a TypedArray of its dtype (FLOAT32 -> Float32Array,
  * FLOAT64 -> Float64Array, INT32 -> Int32Array, BOOL -> Uint8Array).
  *
@@ -127,6 +157,7 @@ function toTypedArray(t) {
   const data = t.data || Buffer.alloc(0);
   const n = product(t.shape || []);
   const size = Type.BYTES_PER_ELEMENT;
+  if (t.nonzero_mask && t.nonzero_mask.byteLength > 0) return expandSparse(Type, n, data, t.nonzero_mask);
   if (data.byteLength !== n * size) {
     throw new RangeError(`tensor: ${t.dtype} [${(t.shape || []).join(', ')}] needs ${n * size} bytes, got ${data.byteLength}`);
   }

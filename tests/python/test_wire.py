@@ -185,3 +185,45 @@ def test_a_tensor_whose_bytes_do_not_match_its_shape_is_an_error():
     raw = ld(5, ld(1, b"s") + ld(4, ld(1, b"force") + ld(2, tensor)))
     with pytest.raises(ValueError, match="needs 12 bytes, got 8"):
         StepResult.from_wire(raw)
+
+
+def test_expand_sparse_by_hand():
+    from taxel.tensors import expand_sparse
+    # Elements 1, 3 (−0.0 is kept: its sign bit is set), 7 and 8 of 9 are stored:
+    # mask byte 0 = 2 + 8 + 128 = 0x8A, byte 1 = 0x01.
+    values = np.array([1.5, -0.0, 2.0, 3.0], np.float32).tobytes()
+    a = expand_sparse(values, bytes([0x8A, 0x01]), np.dtype("<f4"), (3, 3))
+    expected = np.array([[0, 1.5, 0], [-0.0, 0, 0], [0, 2.0, 3.0]], np.float32)
+    assert a.tobytes() == expected.tobytes()  # bit for bit, the sign of −0.0 included
+    with pytest.raises(ValueError, match="2-byte mask"):
+        expand_sparse(values, bytes([0x8A]), np.dtype("<f4"), (3, 3))
+    with pytest.raises(ValueError, match="past the last element"):
+        expand_sparse(values, bytes([0x8A, 0x03]), np.dtype("<f4"), (3, 3))
+    with pytest.raises(ValueError, match="mask bits"):
+        expand_sparse(values[:8], bytes([0x8A, 0x01]), np.dtype("<f4"), (3, 3))
+
+
+def test_sparse_readings_expand_to_the_dense_ones(client, scene_name):
+    scene = client.create_scene(pad_and_ball_spec(scene_name, num_envs=3), quat_order="xyzw", dt=0.01)
+    centres = [(0, 0, BALL_Z), (0, 0, 1), (0.01, 0, BALL_Z)]  # env 1 out of contact
+    req = scene._step_request(poses_xyzw(centres), None, None, None, None,
+                              taxel.Read(ground_truth=True, sparse=True))
+    raw = client._rpc("Step", req, raw=True)
+    msg = service_pb2.StepResponse.FromString(raw)
+    masks = [t.nonzero_mask for r in msg.readings for t in r.channels.values()]
+    assert masks and all(masks)  # every tensor came in the sparse form
+    dense = scene.read(ground_truth=True)  # the same state, dense
+    compared = []
+    for sparse in (StepResult.from_wire(raw), StepResult.from_proto(msg),
+                   scene.read(ground_truth=True, sparse=True)):
+        assert list(sparse) == list(dense)
+        for name in dense:
+            for branch in ("measured", "ground_truth"):
+                rs, rd = getattr(sparse[name], branch), getattr(dense[name], branch)
+                assert list(rs) == list(rd)
+                for channel in rd:
+                    assert rs[channel].dtype == rd[channel].dtype and rs[channel].shape == rd[channel].shape
+                    assert rs[channel].tobytes() == rd[channel].tobytes()
+                    compared.append(rd[channel].ravel().astype(np.float64))
+    values = np.concatenate(compared)
+    assert (values != 0).any() and (values == 0).any()  # zeros and nonzeros both compared

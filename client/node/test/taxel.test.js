@@ -111,6 +111,19 @@ describe('tensor helpers', () => {
     assert.throws(() => tensor([1, 2, 3]), TypeError);
   });
 
+  test('the sparse form (nonzero_mask) expands to the dense array', () => {
+    // Elements 1, 3, 7 and 8 of 9 are stored: mask byte 0 = 2 + 8 + 128 = 0x8a, byte 1 = 0x01.
+    const data = Buffer.from(new Float32Array([1.5, -2, 3, 4]).buffer);
+    const a = toTypedArray({ dtype: 'FLOAT32', shape: [3, 3], data, nonzero_mask: Buffer.from([0x8a, 0x01]) });
+    assert.ok(a instanceof Float32Array);
+    assert.deepEqual(Array.from(a), [0, 1.5, 0, -2, 0, 0, 0, 3, 4]);
+    assert.throws(() => toTypedArray({ dtype: 'FLOAT32', shape: [3, 3], data, nonzero_mask: Buffer.from([0x8a]) }), RangeError);
+    assert.throws(() => toTypedArray({ dtype: 'FLOAT32', shape: [3, 3], data, nonzero_mask: Buffer.from([0x8a, 0x03]) }), RangeError);
+    assert.throws(() => toTypedArray({ dtype: 'FLOAT32', shape: [3, 3], data: data.subarray(0, 8), nonzero_mask: Buffer.from([0x8a, 0x01]) }), RangeError);
+    // An empty mask is the dense form.
+    assert.deepEqual(Array.from(toTypedArray({ dtype: 'FLOAT32', shape: [4], data, nonzero_mask: Buffer.alloc(0) })), [1.5, -2, 3, 4]);
+  });
+
   test('aligned bytes: a zero-copy view of the received Buffer', () => {
     const backing = Buffer.alloc(64);
     for (const [dtype, Type, offset] of [['FLOAT32', Float32Array, 8], ['INT32', Int32Array, 4],
@@ -268,6 +281,22 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
     assert.deepEqual(depth.shape, [1, 3, 3]);
     assertAllClose(depth.data, Array(9).fill(0.0015), 1e-7, 'depth env 1');
     assert.deepEqual(Object.keys(r.readings[0].channels), ['depth']);
+  });
+
+  test('readSensors with read.sparse: the same arrays as the dense read', async () => {
+    const dense = await client.readSensors('node', { read: { branches: ['GROUND_TRUTH'] } });
+    const sparse = await client.readSensors('node', { read: { branches: ['GROUND_TRUTH'], sparse: true } });
+    const raw = await client.call('ReadSensors', { scene: 'node', read: { branches: ['GROUND_TRUTH'], sparse: true } });
+    let nonzero = 0;
+    for (const channel of ['depth', 'normal', 'area', 'partner']) {
+      assert.ok(raw.readings[0].channels[channel].nonzero_mask.byteLength > 0, `${channel}: sent in the sparse form`);
+      const d = dense.get('depth', channel, 'GROUND_TRUTH');
+      const s = sparse.get('depth', channel, 'GROUND_TRUTH');
+      assert.deepEqual(s.shape, d.shape);
+      assert.deepEqual(Array.from(s.data), Array.from(d.data), channel);
+      nonzero += Array.from(d.data).filter((v) => v !== 0).length;
+    }
+    assert.ok(nonzero > 0, 'not only zeros compared');
   });
 
   test('received tensors: a view when the Buffer slice is aligned, a copy otherwise', async () => {

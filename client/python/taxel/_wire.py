@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from taxel.tensors import DTYPES
+from taxel.tensors import DTYPES, expand_sparse
 
 __all__ = ["WireError", "parse_step_response", "parse_read_response", "parse_contact_matrix_response"]
 
@@ -131,8 +131,9 @@ def _text(buf: bytes, wire: int, value) -> str:
 
 
 def _tensor(buf: bytes, start: int, end: int) -> np.ndarray:
-    """taxel.v1.Tensor {1 dtype, 2 shape, 3 data} as a read-only view into buf."""
-    dtype_code, dims, data = 0, [], (start, start)
+    """taxel.v1.Tensor {1 dtype, 2 shape, 3 data, 4 nonzero_mask} as a read-only view into buf
+    (the sparse form, with a mask, expanded into a new array)."""
+    dtype_code, dims, data, mask = 0, [], (start, start), None
     for number, wire, value in _fields(buf, start, end):
         if number == 1 and wire == _VARINT:
             dtype_code = value
@@ -140,10 +141,15 @@ def _tensor(buf: bytes, start: int, end: int) -> np.ndarray:
             _ints(buf, wire, value, dims)
         elif number == 3 and wire == _LEN:
             data = value
+        elif number == 4 and wire == _LEN and value[1] > value[0]:
+            mask = value
     shape = dims if all(type(d) is int for d in dims) else [int(d) for d in _joined(dims)]
     dtype = DTYPES.get(dtype_code)
     if dtype is None:
         raise ValueError(f"tensor: unknown dtype {dtype_code}")
+    if mask is not None:
+        view = memoryview(buf)
+        return expand_sparse(view[data[0]:data[1]], view[mask[0]:mask[1]], dtype, tuple(shape))
     count = 1
     for d in shape:
         count *= d

@@ -32,13 +32,17 @@ class Read:
       contact_matrix: steps only: also return the contact matrix of the stepped envs
         (`result.contact_matrix`, with the friction part when the scene keeps it); combines with
         none=True for the matrix alone. FailedPreconditionError for a scene without a matrix.
+      sparse: the server leaves the zeros out of the readings (ReadSpec.sparse: a bit mask and
+        the nonzero values, about a quarter of the bytes for typical tactile data) and the client
+        expands them with numpy. The arrays are the same; use it when the network, not the
+        server, is the bottleneck (a remote server). The expanded arrays are writable copies.
 
     `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
     """
 
     def __init__(self, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
                  measured: bool = True, ground_truth: bool = False, none: bool = False,
-                 contact_matrix: bool = False):
+                 contact_matrix: bool = False, sparse: bool = False):
         if isinstance(sensors, str) or isinstance(channels, str):
             raise TypeError("Read: sensors and channels are lists of names")
         if not (measured or ground_truth or none):
@@ -46,12 +50,14 @@ class Read:
         self.sensors, self.channels = list(sensors or []), list(channels or [])
         self.measured, self.ground_truth, self.none = measured, ground_truth, none
         self.contact_matrix = bool(contact_matrix)
+        self.sparse = bool(sparse)
 
     def fill(self, out: "service_pb2.ReadSpec") -> None:
         out.sensors[:] = self.sensors
         out.channels[:] = self.channels
         out.none = self.none
         out.contact_matrix = self.contact_matrix
+        out.sparse = self.sparse
         branches = ([service_pb2.MEASURED] if self.measured else []) + \
                    ([service_pb2.GROUND_TRUTH] if self.ground_truth else [])
         if branches != [service_pb2.MEASURED]:
@@ -59,7 +65,8 @@ class Read:
 
     def __repr__(self):
         return (f"Read(sensors={self.sensors}, channels={self.channels}, measured={self.measured}, "
-                f"ground_truth={self.ground_truth}, none={self.none}, contact_matrix={self.contact_matrix})")
+                f"ground_truth={self.ground_truth}, none={self.none}, contact_matrix={self.contact_matrix}, "
+                f"sparse={self.sparse})")
 
 
 def _fill_read(read, out: "service_pb2.ReadSpec") -> None:
@@ -223,9 +230,11 @@ class Scene:
         return StepStream(self, timeout)
 
     def read(self, env_ids=None, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
-             ground_truth: bool = False, measured: bool = True, history: int = 0) -> StepResult:
+             ground_truth: bool = False, measured: bool = True, history: int = 0,
+             sparse: bool = False) -> StepResult:
         """The latest readings without stepping. `ground_truth=True` adds the clean branch
-        (`result[s].ground_truth`); env_ids: a subset in the order wanted (default all).
+        (`result[s].ground_truth`); env_ids: a subset in the order wanted (default all);
+        `sparse` as in taxel.Read.
 
         `history` > 0 returns instead the last `history` measured samples of each sensor (not
         delayed), shaped [E, history, <layout>, <channel>], index 0 the newest, zero-filled; it
@@ -236,7 +245,7 @@ class Scene:
             if not envs:
                 raise ValueError("env_ids: empty; pass None to read every env")
             req.env_ids[:] = envs
-        Read(sensors, channels, measured=measured, ground_truth=ground_truth).fill(req.read)
+        Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(req.read)
         return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
 
     def reset(self, env_ids=None) -> None:

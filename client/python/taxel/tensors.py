@@ -18,7 +18,7 @@ import numpy as np
 
 from taxel._pb import tensor_pb2
 
-__all__ = ["encode_real", "encode_int32", "decode", "as_numpy", "DTYPES"]
+__all__ = ["encode_real", "encode_int32", "decode", "expand_sparse", "as_numpy", "DTYPES"]
 
 # Wire dtype -> numpy dtype (little-endian).
 DTYPES = {
@@ -89,12 +89,37 @@ def encode_int32(x, out=None) -> "tensor_pb2.Tensor":
     return t
 
 
+def expand_sparse(values, mask, dtype: np.dtype, shape) -> np.ndarray:
+    """The dense array of a tensor in the sparse form (Tensor.nonzero_mask): `mask` has bit i
+    (byte i // 8, least significant bit first) set where element i is stored in `values`; the
+    other elements are zero. A writable array. ValueError when the sizes do not fit the shape."""
+    count = math.prod(shape)
+    m = np.frombuffer(mask, np.uint8)
+    if m.size != (count + 7) // 8:
+        raise ValueError(f"tensor: sparse form of {count} elements needs a {(count + 7) // 8}-byte mask, "
+                         f"got {m.size}")
+    bits = np.unpackbits(m, bitorder="little")
+    if bits[count:].any():
+        raise ValueError("tensor: sparse form with mask bits past the last element")
+    bits = bits[:count].view(bool)
+    v = np.frombuffer(values, dtype)
+    if len(values) != v.size * dtype.itemsize or v.size != np.count_nonzero(bits):
+        raise ValueError(f"tensor: sparse form with {np.count_nonzero(bits)} mask bits and {len(values)} bytes "
+                         f"of {dtype}")
+    out = np.zeros(count, dtype)
+    out[bits] = v
+    return out.reshape(shape)
+
+
 def decode(t: "tensor_pb2.Tensor") -> np.ndarray:
-    """A read-only numpy view over the tensor's bytes (zero copy)."""
+    """A read-only numpy view over the tensor's bytes (zero copy); a tensor in the sparse form
+    (Tensor.nonzero_mask) is expanded into a new array."""
     dtype = DTYPES.get(t.dtype)
     if dtype is None:
         raise ValueError(f"tensor: unknown dtype {t.dtype}")
     shape = tuple(int(d) for d in t.shape)
+    if t.nonzero_mask:
+        return expand_sparse(t.data, t.nonzero_mask, dtype, shape)
     data = t.data  # one bytes object; the view keeps it alive
     count = math.prod(shape)  # (1 for a scalar; not np.prod, 20× slower on a short tuple)
     if len(data) != count * dtype.itemsize:
