@@ -5,8 +5,11 @@
                             p50/p90/p99 — the scene and poses of the C++ e2e_step/1env_unary
     py_step/1env_stream     the same over one StepStream (e2e_step/1env_stream)
     py_grasp_batch          the 1024-env grasp batch (bench/grasp_scenario.h), unary; unit ms per
-                            round trip, with p50/p90 — the C++ e2e_grasp_batch/unary
-    py_grasp_batch/stream   the same over one StepStream (e2e_grasp_batch/stream)
+                            round trip, with p50/p90 — the C++ e2e_grasp_batch/unary_dense (the
+                            Python client's default reads are dense, zero-copy views)
+    py_grasp_batch/stream   the same over one StepStream (e2e_grasp_batch/stream_dense)
+    py_grasp_batch/sparse   the batch with Read(sparse=True): zeros left out on the wire, expanded
+                            with numpy — the C++ e2e_grasp_batch/unary (the C++ client's default)
 
 Output: one JSON object per line and case on stdout, as taxel-bench prints them:
     {"case", "threads", "unit", "median", "min", "max", "repeats", ...extra fields}
@@ -52,7 +55,8 @@ SERVER_THREADS = 2
 BATCH_ENVS = 1024
 # Python case -> the taxel-bench case measuring the same round trip from C++.
 CPP_TWIN = {"py_step/1env": "e2e_step/1env_unary", "py_step/1env_stream": "e2e_step/1env_stream",
-            "py_grasp_batch": "e2e_grasp_batch/unary", "py_grasp_batch/stream": "e2e_grasp_batch/stream"}
+            "py_grasp_batch": "e2e_grasp_batch/unary_dense", "py_grasp_batch/stream": "e2e_grasp_batch/stream_dense",
+            "py_grasp_batch/sparse": "e2e_grasp_batch/unary"}
 CASES = list(CPP_TWIN)
 
 
@@ -96,7 +100,7 @@ class Bench:
             self.scenes[envs] = self.client.create_scene(spec, replace=True, quat_order="xyzw", dt=0.01)
         return self.scenes[envs]
 
-    def time_steps(self, envs: int, stream: bool, count: int):
+    def time_steps(self, envs: int, stream: bool, count: int, read=None):
         """Round-trip times (s) of `count` steps after 3 untimed ones, and the last result."""
         scene = self.scene(envs)
         poses = grasp_scenario.grasp_poses(envs)
@@ -105,25 +109,25 @@ class Bench:
         last = None
         try:
             for _ in range(3):  # warm-up: connection, caches, the first finite differences
-                last = step(poses)
+                last = step(poses, read=read)
             seconds = []
             for _ in range(count):
                 t0 = time.perf_counter()
-                last = step(poses)
+                last = step(poses, read=read)
                 seconds.append(time.perf_counter() - t0)
         finally:
             if s is not None:
                 s.close()
         return seconds, last
 
-    def client_side_ms(self, envs: int, repeats: int) -> Dict[str, float]:
+    def client_side_ms(self, envs: int, repeats: int, read=None) -> Dict[str, float]:
         """Python-side cost of one round trip without the network: building and serializing the
         request (poses -> Tensor, one tobytes) and reading the response's bytes into read-only
         views (StepResult.from_wire, what Scene.step does), medians in ms."""
         scene = self.scene(envs)
         poses = grasp_scenario.grasp_poses(envs)
         encode, decode = [], []
-        wire = self.client._rpc("Step", scene._step_request(poses, None, None, None, None, None), raw=True)
+        wire = self.client._rpc("Step", scene._step_request(poses, None, None, None, None, read), raw=True)
         for _ in range(repeats):
             t0 = time.perf_counter()
             scene._step_request(poses, None, None, None, None, None).SerializeToString()
@@ -140,12 +144,14 @@ class Bench:
         if case.startswith("py_step/"):
             seconds, _ = self.time_steps(1, stream, 200 if quick else 2000)
             return "us", [1e6 * s for s in seconds], {"envs": 1, "taxels": 512}
-        seconds, last = self.time_steps(BATCH_ENVS, stream, repeats)
+        read = taxel.Read(sparse=True) if case.endswith("sparse") else None
+        seconds, last = self.time_steps(BATCH_ENVS, stream, repeats, read)
         t = last.timing
         extra = {"envs": BATCH_ENVS, "response_bytes": 2 * BATCH_ENVS * 512 * 3 * 4,
                  "server_evaluate_ms": t.evaluate_us * 1e-3, "server_encode_ms": t.encode_us * 1e-3,
                  "server_decode_ms": t.decode_us * 1e-3, "server_queue_ms": t.queue_us * 1e-3}
-        extra.update(self.client_side_ms(BATCH_ENVS, max(3, repeats)))
+        extra["readings_form"] = "sparse" if read is not None else "dense"
+        extra.update(self.client_side_ms(BATCH_ENVS, max(3, repeats), read))
         return "ms", [1e3 * s for s in seconds], extra
 
 

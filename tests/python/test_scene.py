@@ -124,9 +124,15 @@ def test_step_readings_match_the_closed_forms(client, scene_name, dtype):
     np.testing.assert_array_equal(touch.contact[2], [[False, True, True]] * 3)
 
 
-def test_outputs_are_zero_copy_read_only_views(client, scene_name):
+def test_outputs_are_read_only_and_dense_ones_zero_copy_views(client, scene_name):
     scene = client.create_scene(pad_and_ball_spec(scene_name, num_envs=1))
+    # The default (sparse readings, expanded): read-only arrays of their own.
     r = scene.step(poses_xyzw([(0, 0, BALL_Z)]), dt=0.01, quat_order="xyzw")
+    for sensor in r.values():
+        for channel, a in sensor.measured.items():
+            assert not a.flags.writeable, channel
+    # Dense readings: views into the received bytes.
+    r = scene.step(poses_xyzw([(0, 0, BALL_Z)]), dt=0.01, quat_order="xyzw", read=taxel.Read(sparse=False))
     for sensor in r.values():
         for channel, a in sensor.measured.items():
             assert not a.flags.writeable, channel

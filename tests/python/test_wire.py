@@ -212,10 +212,11 @@ def test_sparse_readings_expand_to_the_dense_ones(client, scene_name):
     msg = service_pb2.StepResponse.FromString(raw)
     masks = [t.nonzero_mask for r in msg.readings for t in r.channels.values()]
     assert masks and all(masks)  # every tensor came in the sparse form
-    dense = scene.read(ground_truth=True)  # the same state, dense
+    dense = scene.read(ground_truth=True, sparse=False)  # the same state, dense
+    assert not service_pb2.ReadSensorsResponse.FromString(client._rpc(
+        "ReadSensors", service_pb2.ReadSensorsRequest(scene=scene_name), raw=True)).readings[0].channels["depth"].nonzero_mask
     compared = []
-    for sparse in (StepResult.from_wire(raw), StepResult.from_proto(msg),
-                   scene.read(ground_truth=True, sparse=True)):
+    for sparse in (StepResult.from_wire(raw), StepResult.from_proto(msg), scene.read(ground_truth=True)):
         assert list(sparse) == list(dense)
         for name in dense:
             for branch in ("measured", "ground_truth"):
@@ -227,3 +228,18 @@ def test_sparse_readings_expand_to_the_dense_ones(client, scene_name):
                     compared.append(rd[channel].ravel().astype(np.float64))
     values = np.concatenate(compared)
     assert (values != 0).any() and (values == 0).any()  # zeros and nonzeros both compared
+
+
+def test_the_sparse_form_is_the_clients_default(client, scene_name):
+    scene = client.create_scene(pad_and_ball_spec(scene_name, num_envs=1), quat_order="xyzw", dt=0.01)
+    poses = poses_xyzw([(0, 0, BALL_Z)])
+    assert client.sparse_readings
+    for read, expected in [(None, True), (taxel.Read(), True), ({"ground_truth": True}, True),
+                           (taxel.Read(sparse=False), False), (False, False),
+                           (service_pb2.ReadSpec(), False)]:  # a proto is taken as it is
+        assert scene._step_request(poses, None, None, None, None, read).read.sparse == expected, read
+    with taxel.Client(client.target, sparse_readings=False) as dense_client:
+        other = dense_client.scene(scene_name)
+        other.quat_order, other.dt = "xyzw", 0.01
+        assert not other._step_request(poses, None, None, None, None, None).read.sparse
+        assert other._step_request(poses, None, None, None, None, taxel.Read(sparse=True)).read.sparse

@@ -34,15 +34,16 @@ class Read:
         none=True for the matrix alone. FailedPreconditionError for a scene without a matrix.
       sparse: the server leaves the zeros out of the readings (ReadSpec.sparse: a bit mask and
         the nonzero values, about a quarter of the bytes for typical tactile data) and the client
-        expands them with numpy. The arrays are the same; use it when the network, not the
-        server, is the bottleneck (a remote server). The expanded arrays are writable copies.
+        expands them with numpy; the arrays are the same, read-only either way. None (default):
+        the client's `sparse_readings` (True unless set otherwise). False: dense readings, which
+        stay zero-copy views into the received bytes.
 
     `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
     """
 
     def __init__(self, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
                  measured: bool = True, ground_truth: bool = False, none: bool = False,
-                 contact_matrix: bool = False, sparse: bool = False):
+                 contact_matrix: bool = False, sparse: Optional[bool] = None):
         if isinstance(sensors, str) or isinstance(channels, str):
             raise TypeError("Read: sensors and channels are lists of names")
         if not (measured or ground_truth or none):
@@ -50,14 +51,14 @@ class Read:
         self.sensors, self.channels = list(sensors or []), list(channels or [])
         self.measured, self.ground_truth, self.none = measured, ground_truth, none
         self.contact_matrix = bool(contact_matrix)
-        self.sparse = bool(sparse)
+        self.sparse = None if sparse is None else bool(sparse)
 
-    def fill(self, out: "service_pb2.ReadSpec") -> None:
+    def fill(self, out: "service_pb2.ReadSpec", sparse_default: bool = False) -> None:
         out.sensors[:] = self.sensors
         out.channels[:] = self.channels
         out.none = self.none
         out.contact_matrix = self.contact_matrix
-        out.sparse = self.sparse
+        out.sparse = (self.sparse if self.sparse is not None else sparse_default) and not self.none
         branches = ([service_pb2.MEASURED] if self.measured else []) + \
                    ([service_pb2.GROUND_TRUTH] if self.ground_truth else [])
         if branches != [service_pb2.MEASURED]:
@@ -69,15 +70,18 @@ class Read:
                 f"sparse={self.sparse})")
 
 
-def _fill_read(read, out: "service_pb2.ReadSpec") -> None:
+def _fill_read(read, out: "service_pb2.ReadSpec", sparse_default: bool) -> None:
+    """`read` into `out`; sparse_default is the client's sparse_readings (a ReadSpec proto is
+    taken as it is)."""
     if read is None or read is True:
+        out.sparse = sparse_default
         return
     if read is False:
         out.none = True
     elif isinstance(read, dict):
-        Read(**read).fill(out)
+        Read(**read).fill(out, sparse_default)
     elif isinstance(read, Read):
-        read.fill(out)
+        read.fill(out, sparse_default)
     elif isinstance(read, service_pb2.ReadSpec):
         out.CopyFrom(read)
     else:
@@ -185,7 +189,7 @@ class Scene:
         encode_real(poses, req.poses)
         if twists is not None:
             encode_real(twists, req.twists)
-        _fill_read(read, req.read)
+        _fill_read(read, req.read, self._client.sparse_readings)
         if contacts is not None:
             fill_contacts(contacts, req.contacts, self._info.link_index)
         return req
@@ -231,7 +235,7 @@ class Scene:
 
     def read(self, env_ids=None, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
              ground_truth: bool = False, measured: bool = True, history: int = 0,
-             sparse: bool = False) -> StepResult:
+             sparse: Optional[bool] = None) -> StepResult:
         """The latest readings without stepping. `ground_truth=True` adds the clean branch
         (`result[s].ground_truth`); env_ids: a subset in the order wanted (default all);
         `sparse` as in taxel.Read.
@@ -245,7 +249,8 @@ class Scene:
             if not envs:
                 raise ValueError("env_ids: empty; pass None to read every env")
             req.env_ids[:] = envs
-        Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(req.read)
+        Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(
+            req.read, self._client.sparse_readings)
         return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
 
     def reset(self, env_ids=None) -> None:

@@ -92,7 +92,8 @@ def encode_int32(x, out=None) -> "tensor_pb2.Tensor":
 def expand_sparse(values, mask, dtype: np.dtype, shape) -> np.ndarray:
     """The dense array of a tensor in the sparse form (Tensor.nonzero_mask): `mask` has bit i
     (byte i // 8, least significant bit first) set where element i is stored in `values`; the
-    other elements are zero. A writable array. ValueError when the sizes do not fit the shape."""
+    other elements are zero. A new array, read-only like every received array. ValueError when the
+    sizes do not fit the shape."""
     count = math.prod(shape)
     m = np.frombuffer(mask, np.uint8)
     if m.size != (count + 7) // 8:
@@ -108,6 +109,7 @@ def expand_sparse(values, mask, dtype: np.dtype, shape) -> np.ndarray:
                          f"of {dtype}")
     out = np.zeros(count, dtype)
     out[bits] = v
+    out.flags.writeable = False
     return out.reshape(shape)
 
 
