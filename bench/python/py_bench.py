@@ -5,11 +5,11 @@
                             p50/p90/p99 — the scene and poses of the C++ e2e_step/1env_unary
     py_step/1env_stream     the same over one StepStream (e2e_step/1env_stream)
     py_grasp_batch          the 1024-env grasp batch (bench/grasp_scenario.h), unary; unit ms per
-                            round trip, with p50/p90 — the C++ e2e_grasp_batch/unary_dense (the
-                            Python client's default reads are dense, zero-copy views)
-    py_grasp_batch/stream   the same over one StepStream (e2e_grasp_batch/stream_dense)
-    py_grasp_batch/sparse   the batch with Read(sparse=True): zeros left out on the wire, expanded
-                            with numpy — the C++ e2e_grasp_batch/unary (the C++ client's default)
+                            round trip, with p50/p90 — the C++ e2e_grasp_batch/unary. Both
+                            clients' default: readings in the sparse form, expanded on receipt
+    py_grasp_batch/stream   the same over one StepStream (e2e_grasp_batch/stream)
+    py_grasp_batch/dense    the batch with Read(sparse=False): dense readings, zero-copy views —
+                            the C++ e2e_grasp_batch/unary_dense
 
 Output: one JSON object per line and case on stdout, as taxel-bench prints them:
     {"case", "threads", "unit", "median", "min", "max", "repeats", ...extra fields}
@@ -55,8 +55,8 @@ SERVER_THREADS = 2
 BATCH_ENVS = 1024
 # Python case -> the taxel-bench case measuring the same round trip from C++.
 CPP_TWIN = {"py_step/1env": "e2e_step/1env_unary", "py_step/1env_stream": "e2e_step/1env_stream",
-            "py_grasp_batch": "e2e_grasp_batch/unary_dense", "py_grasp_batch/stream": "e2e_grasp_batch/stream_dense",
-            "py_grasp_batch/sparse": "e2e_grasp_batch/unary"}
+            "py_grasp_batch": "e2e_grasp_batch/unary", "py_grasp_batch/stream": "e2e_grasp_batch/stream",
+            "py_grasp_batch/dense": "e2e_grasp_batch/unary_dense"}
 CASES = list(CPP_TWIN)
 
 
@@ -144,13 +144,13 @@ class Bench:
         if case.startswith("py_step/"):
             seconds, _ = self.time_steps(1, stream, 200 if quick else 2000)
             return "us", [1e6 * s for s in seconds], {"envs": 1, "taxels": 512}
-        read = taxel.Read(sparse=True) if case.endswith("sparse") else None
+        read = taxel.Read(sparse=False) if case.endswith("dense") else None
         seconds, last = self.time_steps(BATCH_ENVS, stream, repeats, read)
         t = last.timing
         extra = {"envs": BATCH_ENVS, "response_bytes": 2 * BATCH_ENVS * 512 * 3 * 4,
                  "server_evaluate_ms": t.evaluate_us * 1e-3, "server_encode_ms": t.encode_us * 1e-3,
                  "server_decode_ms": t.decode_us * 1e-3, "server_queue_ms": t.queue_us * 1e-3}
-        extra["readings_form"] = "sparse" if read is not None else "dense"
+        extra["readings_form"] = "dense" if read is not None else "sparse"
         extra.update(self.client_side_ms(BATCH_ENVS, max(3, repeats), read))
         return "ms", [1e3 * s for s in seconds], extra
 
