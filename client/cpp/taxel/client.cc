@@ -126,12 +126,15 @@ absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading
 
 }  // namespace
 
-absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
-  v1::StepRequest copy;
+// A unary call whose response carries readings: asks for the sparse form and expands it (with
+// Options::sparse_readings).
+template <typename Request, typename Response, typename Method>
+absl::StatusOr<Response> Client::ReadingsCall(const Request& request, Method method) {
+  Request copy;
   grpc::ClientContext ctx;
   Prepare(&ctx);
-  v1::StepResponse response;
-  const grpc::Status s = stub_->Step(&ctx, AskSparse(request, options_.sparse_readings, &copy), &response);
+  Response response;
+  const grpc::Status s = (stub_.get()->*method)(&ctx, AskSparse(request, options_.sparse_readings, &copy), &response);
   if (!s.ok()) return FromGrpc(s);
   if (options_.sparse_readings) {
     if (absl::Status e = ExpandReadings(response.mutable_readings()); !e.ok()) return e;
@@ -139,17 +142,12 @@ absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
   return response;
 }
 
+absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
+  return ReadingsCall<v1::StepRequest, v1::StepResponse>(request, &v1::Taxel::Stub::Step);
+}
+
 absl::StatusOr<v1::ReadSensorsResponse> Client::ReadSensors(const v1::ReadSensorsRequest& request) {
-  v1::ReadSensorsRequest copy;
-  grpc::ClientContext ctx;
-  Prepare(&ctx);
-  v1::ReadSensorsResponse response;
-  const grpc::Status s = stub_->ReadSensors(&ctx, AskSparse(request, options_.sparse_readings, &copy), &response);
-  if (!s.ok()) return FromGrpc(s);
-  if (options_.sparse_readings) {
-    if (absl::Status e = ExpandReadings(response.mutable_readings()); !e.ok()) return e;
-  }
-  return response;
+  return ReadingsCall<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(request, &v1::Taxel::Stub::ReadSensors);
 }
 
 absl::Status Client::ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids) {

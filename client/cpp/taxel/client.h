@@ -69,6 +69,8 @@ class Client {
  private:
   explicit Client(Options options) : options_(std::move(options)) {}
   void Prepare(grpc::ClientContext* ctx, bool deadline = true) const;
+  template <typename Request, typename Response, typename Method>
+  absl::StatusOr<Response> ReadingsCall(const Request& request, Method method);
   Options options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Taxel::Stub> stub_;
