@@ -124,7 +124,8 @@ TEST_F(CodecStepTest, NestedFloat64PosesAreZeroCopy) {
 
 TEST_F(CodecStepTest, FlatPosesFloat32AndEnvSubsetsAreAccepted) {
   DecodedStep flat;
-  ASSERT_TRUE(DecodeStep(Request({6, 7}, StepPoses()), *scene_, &flat).ok());  // [E·L, 7]
+  const v1::StepRequest flat_req = Request({6, 7}, StepPoses());  // [E·L, 7]; outlives `flat` (zero-copy)
+  ASSERT_TRUE(DecodeStep(flat_req, *scene_, &flat).ok());
   EXPECT_THAT(std::vector<double>(flat.input.poses.begin(), flat.input.poses.end()), ::testing::Eq(StepPoses()));
 
   v1::StepRequest req = Request({2, 3, 7}, {});
