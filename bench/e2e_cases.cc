@@ -10,11 +10,13 @@
 //                                              (Client::Options::sparse_readings = false)
 //   inproc_grasp_batch                         the same scene stepped in process in the same run
 //
-// The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians)
-// and "wire_response_bytes" (the serialised StepResponse as sent).
+// The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians of
+// the same run, the two alternated step by step so that both see the same machine load) and
+// "wire_response_bytes" (the serialised StepResponse as sent).
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -22,6 +24,7 @@
 #include "bench/grasp_scenario.h"
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
+#include "core/common/executor.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
 #include "server/codec.h"
@@ -106,7 +109,10 @@ struct ServerPhases {
 };
 ServerPhases g_last_phases;
 
-std::vector<double> TimeSteps(int envs, bool stream, int count, bool dense = false) {
+// Round-trip times (s) of `count` steps after 3 untimed ones. With `between`, that is called
+// (untimed here) before every timed step.
+std::vector<double> TimeSteps(int envs, bool stream, int count, bool dense = false,
+                              const std::function<void()>& between = nullptr) {
   Client& client = dense ? *GetHarness().dense_client : *GetHarness().client;
   const v1::StepRequest& req = GraspRequest(envs);
   std::unique_ptr<StepStream> s;
@@ -119,7 +125,10 @@ std::vector<double> TimeSteps(int envs, bool stream, int count, bool dense = fal
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: connection, caches
   std::vector<double> seconds;
-  for (int i = 0; i < count; ++i) seconds.push_back(TimeOnce(step));
+  for (int i = 0; i < count; ++i) {
+    if (between) between();
+    seconds.push_back(TimeOnce(step));
+  }
   if (s) TAXEL_CHECK(s->Close().ok());
   return seconds;
 }
@@ -171,8 +180,22 @@ int64_t WireResponseBytes(bool dense) {
 }
 
 void RunGraspBatch(Context& ctx, bool stream, bool dense) {
+  // The in-process twin: the same scene stepped on its own pool of the server's thread count.
+  static geometry::MeshStore* meshes = new geometry::MeshStore();
+  static const GraspScenario* twin = new GraspScenario(MakeGraspScenario(GraspObject::kMesh20k, 1024, *meshes));
+  static scene::Scene* local = [] {
+    auto s = scene::Scene::Create(twin->spec, *meshes);
+    TAXEL_CHECK(s.ok());
+    return s->release();
+  }();
+  static ThreadPool* pool = new ThreadPool(kServerThreads);
+  static const scene::StepInput in = XyzwStepInput(twin->poses);
+  std::vector<double> inproc;
+  TAXEL_CHECK(local->Step(in, *pool).ok());  // warm-up
   Record r = ctx.NewRecord(kServerThreads, "ms");
-  r.samples = TimeSteps(1024, stream, ctx.repeats(), dense);
+  r.samples = TimeSteps(1024, stream, ctx.repeats(), dense, [&] {
+    inproc.push_back(1e3 * TimeOnce([&] { TAXEL_CHECK(local->Step(in, *pool).ok()); }));
+  });
   ScaleSamples(&r, 1e3);
   const double median = Median(r.samples);
   r.AddNumber("p50", Percentile(r.samples, 0.5));
@@ -182,14 +205,13 @@ void RunGraspBatch(Context& ctx, bool stream, bool dense) {
   r.AddInt("response_bytes", 2LL * 1024 * 512 * 3 * 4);  // the readings, dense
   r.AddString("readings_form", dense ? "dense" : "sparse");
   r.AddInt("wire_response_bytes", WireResponseBytes(dense));
-  const double inproc = Median(InprocSamplesMs(ctx.repeats()));
-  r.AddNumber("inproc_ms", inproc);
+  r.AddNumber("inproc_ms", Median(inproc));
   r.AddNumber("server_evaluate_ms", g_last_phases.evaluate);
   r.AddNumber("server_encode_ms", g_last_phases.encode);
   r.AddNumber("server_decode_ms", g_last_phases.decode);
   r.AddNumber("server_queue_ms", g_last_phases.queue);
   r.AddNumber("read_none_ms", NoReadMedianMs(ctx.repeats()));
-  r.AddNumber("ratio_vs_inproc", median / inproc);
+  r.AddNumber("ratio_vs_inproc", median / Median(inproc));
   ctx.Emit(r);
 }
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/nonzero_mask.h"
@@ -113,12 +115,41 @@ const Request& AskSparse(const Request& request, bool sparse, Request* copy) {
   return *copy;
 }
 
+// Expands every sparse tensor of `readings`. Writing out a large response (12.6 MB for a
+// 1024-env grasp batch) is memory-bound: beyond kParallelExpandBytes of dense data, a second
+// thread takes every other tensor.
+constexpr size_t kParallelExpandBytes = size_t{4} << 20;
+
 absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading>* readings) {
+  struct Item {
+    const std::string* sensor;
+    const std::string* channel;
+    v1::Tensor* tensor;
+  };
+  std::vector<Item> items;
+  size_t dense_bytes = 0;
   for (v1::SensorReading& r : *readings) {
     for (auto& [name, tensor] : *r.mutable_channels()) {
-      if (absl::Status s = ExpandTensor(&tensor); !s.ok()) {
-        return absl::DataLossError(absl::StrCat("readings '", r.sensor(), "' channel '", name, "': ", s.message()));
-      }
+      if (tensor.nonzero_mask().empty()) continue;
+      items.push_back({&r.sensor(), &name, &tensor});
+      dense_bytes += 8 * tensor.nonzero_mask().size() * (tensor.dtype() == v1::BOOL ? 1 : 4);
+    }
+  }
+  std::vector<absl::Status> status(items.size());
+  auto expand = [&](size_t first, size_t stride) {
+    for (size_t i = first; i < items.size(); i += stride) status[i] = ExpandTensor(items[i].tensor);
+  };
+  if (dense_bytes >= kParallelExpandBytes && items.size() > 1) {
+    std::thread helper(expand, 1, 2);
+    expand(0, 2);
+    helper.join();
+  } else {
+    expand(0, 1);
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!status[i].ok()) {
+      return absl::DataLossError(
+          absl::StrCat("readings '", *items[i].sensor, "' channel '", *items[i].channel, "': ", status[i].message()));
     }
   }
   return absl::OkStatus();
