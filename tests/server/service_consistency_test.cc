@@ -1,6 +1,7 @@
 // Readings over gRPC against the in-process core (bit for bit), unary Step against StepStream,
 // concurrent clients, and a scene deleted under an open stream.
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -258,6 +259,51 @@ TEST(ExpandTensorTest, MalformedSparseFormsAreDataLoss) {
   v1::Tensor long_mask = t;
   long_mask.set_nonzero_mask(std::string("\x03\x00\x00", 3));
   EXPECT_EQ(ExpandTensor(&long_mask).code(), absl::StatusCode::kDataLoss);
+}
+
+// A response big enough for the client's two-thread expansion (3 tensors, 12 MB dense): every
+// tensor comes back as the dense array it was built from; a malformed one is named.
+TEST(ExpandReadingsTest, LargeResponsesExpandOnTwoThreadsToTheDenseArrays) {
+  constexpr int64_t kN = 1 << 20;  // floats per tensor
+  google::protobuf::RepeatedPtrField<v1::SensorReading> readings;
+  std::vector<std::string> dense;
+  for (int t = 0; t < 3; ++t) {
+    std::vector<float> v(kN, 0.f);
+    for (int64_t i = 0; i < kN; ++i) {
+      if ((i / 1000 + t) % 3 == 0) v[i] = static_cast<float>(i % 977) - 300.f;  // runs of nonzeros
+    }
+    v[5] = -0.f;  // kept
+    v[kN - 1] = 7.f;
+    v1::Tensor dense_tensor = FloatTensor({kN}, v);
+    dense.push_back(dense_tensor.data());
+    v1::Tensor sparse;
+    sparse.set_dtype(v1::FLOAT32);
+    sparse.add_shape(kN);
+    std::string mask((kN + 7) / 8, '\0'), values;
+    for (int64_t i = 0; i < kN; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], 4);
+      if (bits == 0) continue;
+      mask[i / 8] = static_cast<char>(mask[i / 8] | (1 << (i % 8)));
+      values.append(reinterpret_cast<const char*>(&v[i]), 4);
+    }
+    sparse.set_data(values);
+    sparse.set_nonzero_mask(mask);
+    v1::SensorReading* r = readings.Add();
+    r->set_sensor("s" + std::to_string(t));
+    (*r->mutable_channels())["force"] = sparse;
+  }
+  auto broken = readings;
+  ASSERT_TRUE(ExpandReadings(&readings).ok());
+  for (int t = 0; t < 3; ++t) {
+    const v1::Tensor& e = readings.Get(t).channels().at("force");
+    EXPECT_TRUE(e.nonzero_mask().empty());
+    EXPECT_TRUE(e.data() == dense[t]) << t;
+  }
+  broken.Mutable(2)->mutable_channels()->at("force").mutable_data()->pop_back();
+  const absl::Status s = ExpandReadings(&broken);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("readings 's2' channel 'force'"));
 }
 
 TEST_F(ServiceConsistencyTest, StepStreamEchoesTheRequestSequenceNumbers) {

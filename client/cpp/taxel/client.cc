@@ -115,46 +115,6 @@ const Request& AskSparse(const Request& request, bool sparse, Request* copy) {
   return *copy;
 }
 
-// Expands every sparse tensor of `readings`. Writing out a large response (12.6 MB for a
-// 1024-env grasp batch) is memory-bound: beyond kParallelExpandBytes of dense data, a second
-// thread takes every other tensor.
-constexpr size_t kParallelExpandBytes = size_t{4} << 20;
-
-absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading>* readings) {
-  struct Item {
-    const std::string* sensor;
-    const std::string* channel;
-    v1::Tensor* tensor;
-  };
-  std::vector<Item> items;
-  size_t dense_bytes = 0;
-  for (v1::SensorReading& r : *readings) {
-    for (auto& [name, tensor] : *r.mutable_channels()) {
-      if (tensor.nonzero_mask().empty()) continue;
-      items.push_back({&r.sensor(), &name, &tensor});
-      dense_bytes += 8 * tensor.nonzero_mask().size() * (tensor.dtype() == v1::BOOL ? 1 : 4);
-    }
-  }
-  std::vector<absl::Status> status(items.size());
-  auto expand = [&](size_t first, size_t stride) {
-    for (size_t i = first; i < items.size(); i += stride) status[i] = ExpandTensor(items[i].tensor);
-  };
-  if (dense_bytes >= kParallelExpandBytes && items.size() > 1) {
-    std::thread helper(expand, 1, 2);
-    expand(0, 2);
-    helper.join();
-  } else {
-    expand(0, 1);
-  }
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (!status[i].ok()) {
-      return absl::DataLossError(
-          absl::StrCat("readings '", *items[i].sensor, "' channel '", *items[i].channel, "': ", status[i].message()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 // A unary call whose response carries readings: asks for the sparse form and expands it (with
@@ -283,6 +243,45 @@ absl::Status ExpandTensor(v1::Tensor* tensor) {
   UnpackNonzero(tensor->data().data(), static_cast<size_t>(n), item, bits, dense.data(), /*dst_is_zero=*/true);
   tensor->set_data(std::move(dense));
   tensor->clear_nonzero_mask();
+  return absl::OkStatus();
+}
+
+// Writing out a large response (12.6 MB for a 1024-env grasp batch) is memory-bound: beyond
+// kParallelExpandBytes of dense data, a second thread takes every other tensor.
+constexpr size_t kParallelExpandBytes = size_t{4} << 20;
+
+absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading>* readings) {
+  struct Item {
+    const std::string* sensor;
+    const std::string* channel;
+    v1::Tensor* tensor;
+  };
+  std::vector<Item> items;
+  size_t dense_bytes = 0;
+  for (v1::SensorReading& r : *readings) {
+    for (auto& [name, tensor] : *r.mutable_channels()) {
+      if (tensor.nonzero_mask().empty()) continue;
+      items.push_back({&r.sensor(), &name, &tensor});
+      dense_bytes += 8 * tensor.nonzero_mask().size() * (tensor.dtype() == v1::BOOL ? 1 : 4);
+    }
+  }
+  std::vector<absl::Status> status(items.size());
+  auto expand = [&](size_t first, size_t stride) {
+    for (size_t i = first; i < items.size(); i += stride) status[i] = ExpandTensor(items[i].tensor);
+  };
+  if (dense_bytes >= kParallelExpandBytes && items.size() > 1) {
+    std::thread helper(expand, 1, 2);
+    expand(0, 2);
+    helper.join();
+  } else {
+    expand(0, 1);
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!status[i].ok()) {
+      return absl::DataLossError(
+          absl::StrCat("readings '", *items[i].sensor, "' channel '", *items[i].channel, "': ", status[i].message()));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -112,6 +112,9 @@ int64_t NumElements(const v1::Tensor& tensor);
 /// Turns a tensor in the sparse form (Tensor.nonzero_mask set) into the dense form; a dense
 /// tensor is left as it is. DATA_LOSS when the mask or the data do not fit the shape.
 absl::Status ExpandTensor(v1::Tensor* tensor);
+/// ExpandTensor on every tensor of `readings` (a response fetched with sparse_readings = false,
+/// or through the stub); DATA_LOSS naming the sensor and channel of a malformed one.
+absl::Status ExpandReadings(google::protobuf::RepeatedPtrField<v1::SensorReading>* readings);
 
 }  // namespace taxel
 
