@@ -105,8 +105,8 @@ absl::Status Client::RemoveSensor(const std::string& scene, const std::string& s
 
 namespace {
 
-// With Options::sparse_readings: a request that asks for the sparse form (a copy of `request`
-// when it does not already), and the response's tensors expanded.
+// With `sparse` (Options::sparse_readings): the request asking for the sparse form, a copy of
+// `request` when it does not already (a read of none stays as it is).
 template <typename Request>
 const Request& AskSparse(const Request& request, bool sparse, Request* copy) {
   if (!sparse || request.read().sparse() || request.read().none()) return request;
