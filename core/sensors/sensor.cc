@@ -221,6 +221,23 @@ bool Sensor::has_channel(Channel c) const {
   return std::find(channels_.begin(), channels_.end(), c) != channels_.end();
 }
 
+namespace {
+
+// force[k] = v[k][0..2], torque[k] = v[k][3..5] for n probes of 6 interleaved floats; written
+// for the vectoriser (no aliasing: the sample and the output arrays are distinct buffers).
+__attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
+                                                                         float* __restrict force,
+                                                                         float* __restrict torque) {
+  for (int k = 0; k < n; ++k) {
+    for (int a = 0; a < 3; ++a) {
+      force[3 * k + a] = v[6 * k + a];
+      torque[3 * k + a] = v[6 * k + 3 + a];
+    }
+  }
+}
+
+}  // namespace
+
 void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt) {
   const int n = layout_.size();
   const int W = measured_width();
@@ -235,12 +252,7 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
   switch (kind()) {
     case SensorKind::kKinematicTaxel:
     case SensorKind::kProximityTaxel:
-      for (int k = 0; k < n; ++k) {
-        for (int a = 0; a < 3; ++a) {
-          measured_.force[(base + k) * 3 + a] = out[k * 6 + a];
-          measured_.torque[(base + k) * 3 + a] = out[k * 6 + 3 + a];
-        }
-      }
+      SplitForceTorque(out, n, &measured_.force[base * 3], &measured_.torque[base * 3]);
       break;
     case SensorKind::kElastomerTaxel:
       std::copy(out, out + static_cast<size_t>(n) * W, measured_.displacement.begin() + base * 3);
