@@ -141,7 +141,8 @@ void ReadingsWireWriter::BuildSparse(Executor* pool) {
     c.nonzero = BuildNonzeroMask(src, c.count, item, mask);
     PackNonzero(src, c.count, item, mask, values + ch.values_at + c.first * item);
   };
-  if (pool != nullptr) {
+  // Below a chunk's worth of elements in all, waking the pool costs more than the work.
+  if (pool != nullptr && values_bytes / sizeof(float) > kSparseChunk) {
     pool->ParallelFor(static_cast<int64_t>(chunks_.size()), build);
   } else {
     for (size_t t = 0; t < chunks_.size(); ++t) build(static_cast<int64_t>(t), 0);

@@ -216,7 +216,7 @@ def test_sparse_readings_expand_to_the_dense_ones(client, scene_name):
     assert not service_pb2.ReadSensorsResponse.FromString(client._rpc(
         "ReadSensors", service_pb2.ReadSensorsRequest(scene=scene_name), raw=True)).readings[0].channels["depth"].nonzero_mask
     compared = []
-    for sparse in (StepResult.from_wire(raw), StepResult.from_proto(msg), scene.read(ground_truth=True)):
+    for sparse in (StepResult.from_wire(raw), StepResult.from_proto(msg), scene.read(ground_truth=True, sparse=True)):
         assert list(sparse) == list(dense)
         for name in dense:
             for branch in ("measured", "ground_truth"):
@@ -230,10 +230,18 @@ def test_sparse_readings_expand_to_the_dense_ones(client, scene_name):
     assert (values != 0).any() and (values == 0).any()  # zeros and nonzeros both compared
 
 
-def test_the_sparse_form_is_the_clients_default(client, scene_name):
+def test_the_sparse_form_is_the_clients_default(client, scene_name, monkeypatch):
     scene = client.create_scene(pad_and_ball_spec(scene_name, num_envs=1), quat_order="xyzw", dt=0.01)
     poses = poses_xyzw([(0, 0, BALL_Z)])
     assert client.sparse_readings
+    # This scene's readings are small: 3 sensors × 9 probes, (3+3) + (1+3+1+1) + (1+1) values of
+    # 4 bytes (contact: 1 byte) per probe = 9 · (24 + 24 + 5) = 477 bytes per env; the default
+    # asks for the sparse form from SPARSE_MIN_BYTES (64 KiB) of readings on.
+    assert scene._sparse_default(None) is False
+    assert scene._sparse_default(list(range(138))) is True   # 138 · 477 = 65,826 ≥ 65,536
+    assert scene._sparse_default(list(range(137))) is False  # 137 · 477 = 65,349
+    assert not scene._step_request(poses, None, None, None, None, None).read.sparse
+    monkeypatch.setattr(taxel.scene, "SPARSE_MIN_BYTES", 0)
     for read, expected in [(None, True), (taxel.Read(), True), ({"ground_truth": True}, True),
                            (taxel.Read(sparse=False), False), (False, False),
                            (service_pb2.ReadSpec(), False)]:  # a proto is taken as it is

@@ -47,9 +47,10 @@ class Client:
       wait_for_ready: let calls wait (up to `timeout`) for an unreachable server instead of
         failing at once with UnavailableError.
       options: extra gRPC channel arguments.
-      sparse_readings: steps and reads ask for the sparse form of the readings (zeros left out on
-        the wire: a quarter of the bytes of a typical grasp batch, 20 % faster end to end even on
-        loopback) and expand it with numpy; `taxel.Read(sparse=False)` overrides it per call.
+      sparse_readings: steps and reads of at least taxel.scene.SPARSE_MIN_BYTES (64 KiB) of
+        readings ask for the sparse form (zeros left out on the wire: a quarter of the bytes of a
+        typical grasp batch, 20 % faster end to end even on loopback) and expand it with numpy;
+        `taxel.Read(sparse=True|False)` decides for one call.
 
     The client remembers the meshes it uploaded (their id and bytes), so a known mesh is never sent
     twice and can be restored after a server restart; and the specs of the scenes it created, for

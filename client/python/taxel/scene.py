@@ -1,5 +1,6 @@
 """`taxel.Scene`: a handle on a scene registered on the server; steps, reads, resets, streams."""
 import logging
+import math
 import queue
 import threading
 from typing import Optional, Sequence
@@ -35,8 +36,9 @@ class Read:
       sparse: the server leaves the zeros out of the readings (ReadSpec.sparse: a bit mask and
         the nonzero values, about a quarter of the bytes for typical tactile data) and the client
         expands them with numpy; the arrays are the same, read-only either way. None (default):
-        the client's `sparse_readings` (True unless set otherwise). False: dense readings, which
-        stay zero-copy views into the received bytes.
+        the client's `sparse_readings` (True unless set otherwise) for reads of at least
+        SPARSE_MIN_BYTES of readings. False: dense readings, which stay zero-copy views into the
+        received bytes.
 
     `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
     """
@@ -68,6 +70,11 @@ class Read:
         return (f"Read(sensors={self.sensors}, channels={self.channels}, measured={self.measured}, "
                 f"ground_truth={self.ground_truth}, none={self.none}, contact_matrix={self.contact_matrix}, "
                 f"sparse={self.sparse})")
+
+
+# Reads of fewer bytes of readings than this (dense, upper estimate) go dense even with the
+# client's sparse_readings: for a few envs, expanding with numpy costs more than the bytes saved.
+SPARSE_MIN_BYTES = 64 << 10
 
 
 def _fill_read(read, out: "service_pb2.ReadSpec", sparse_default: bool) -> None:
@@ -132,6 +139,19 @@ class Scene:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _sparse_default(self, envs: Optional[list]) -> bool:
+        """The client's sparse_readings for a read of `envs` (None: all), off below
+        SPARSE_MIN_BYTES of readings (every output of every sensor, one branch: an upper estimate)."""
+        if not self._client.sparse_readings:
+            return False
+        info = self._info
+        if getattr(self, "_bytes_per_env_of", None) is not info:
+            self._bytes_per_env = sum(o.dtype.itemsize * math.prod(o.shape[1:])
+                                      for sensor in info.sensors.values() for o in sensor.outputs.values())
+            self._bytes_per_env_of = info
+        n = info.num_envs if envs is None else len(envs)
+        return self._bytes_per_env * n >= SPARSE_MIN_BYTES
+
     def _recreate_after(self, err: TaxelError) -> bool:
         """Re-creates the scene if `err` says it is gone and auto_recreate applies."""
         if not self.auto_recreate or self._deleted or not isinstance(err, NotFoundError) \
@@ -189,7 +209,7 @@ class Scene:
         encode_real(poses, req.poses)
         if twists is not None:
             encode_real(twists, req.twists)
-        _fill_read(read, req.read, self._client.sparse_readings)
+        _fill_read(read, req.read, self._sparse_default(envs))
         if contacts is not None:
             fill_contacts(contacts, req.contacts, self._info.link_index)
         return req
@@ -250,7 +270,7 @@ class Scene:
                 raise ValueError("env_ids: empty; pass None to read every env")
             req.env_ids[:] = envs
         Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(
-            req.read, self._client.sparse_readings)
+            req.read, self._sparse_default(envs))
         return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
 
     def reset(self, env_ids=None) -> None:
