@@ -280,7 +280,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
     }
     // A task that covers the whole sensor runs its measured branch right away, while the kernel's
     // raw output is still in cache.
-    if (sensor.pipeline() && task.begin == 0 && task.end == sensor.num_probes()) {
+    if (sensor.pipeline() && sensor.one_task_per_env()) {
       sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], in.dt);
     }
   });
@@ -299,7 +299,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   std::vector<std::pair<int, sensors::Sensor*>> measured;
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
-      if (s->pipeline() && s->num_probes() > s->probes_per_task()) measured.push_back({e, s.get()});
+      if (s->pipeline() && !s->one_task_per_env()) measured.push_back({e, s.get()});
     }
   }
   executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {

@@ -202,7 +202,7 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   if (measured) {
     sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
                                                            GroupsOf(sensor->kind()), num_envs, seed, id.value());
-    if (sensor->num_probes() > sensor->probes_per_task()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
+    if (!sensor->one_task_per_env()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
   }
   return sensor;
 }
@@ -241,13 +241,12 @@ __attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const fl
 void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt) {
   const int n = layout_.size();
   const int W = measured_width();
-  const float* sample = pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env));
-  if (sample == nullptr) {  // a delay not yet filled reads 0
+  const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env));
+  if (out == nullptr) {  // a delay not yet filled reads 0
     thread_local std::vector<float> zeros;
     zeros.assign(static_cast<size_t>(n) * W, 0.f);
-    sample = zeros.data();
+    out = zeros.data();
   }
-  const float* out = sample;
   const size_t base = static_cast<size_t>(env) * n;
   switch (kind()) {
     case SensorKind::kKinematicTaxel:

@@ -99,6 +99,8 @@ class Sensor {
   /// Probes per evaluation task: a sensor with at most this many is evaluated by one task per
   /// env (the elastomer's dilation couples every marker of an env: always one task).
   int probes_per_task() const { return kind() == SensorKind::kElastomerTaxel ? num_probes() : kProbesPerTask; }
+  /// One task per env evaluates the whole sensor, and runs its measured branch right after.
+  bool one_task_per_env() const { return num_probes() <= probes_per_task(); }
   /// Kernel output for the measured branch (gain and noisy radius applied), n·width values for
   /// env e. A sensor evaluated by one task per env uses a per-thread scratch (the kernel and
   /// FinishMeasured run back to back in that task, on that thread); a larger one keeps [E·n·width].
