@@ -361,12 +361,12 @@ void MeasuredPipeline::Prepare(double dt) {
   for (int e = 0; e < num_envs_; ++e) {
     const uint64_t w = written_[e];
     if (ring_ == 0 && w > 0 && spec_.update_period > 1) {  // the held sample becomes the newest slot
-      std::copy_n(&held_[static_cast<size_t>(e) * nc], nc, &grown[(static_cast<size_t>(e) * need + (w - 1) % need) * nc]);
+      std::copy_n(&held_[static_cast<size_t>(e) * nc], nc, &grown[RingOffset(e, w - 1, need)]);
     }
     const int keep = static_cast<int>(std::min<uint64_t>(w, ring_));
     for (int h = 0; h < keep; ++h) {
-      const float* src = &ring_data_[(static_cast<size_t>(e) * ring_ + (w - 1 - h) % ring_) * nc];
-      float* dst = &grown[(static_cast<size_t>(e) * need + (w - 1 - h) % need) * nc];
+      const float* src = &ring_data_[RingOffset(e, w - 1 - h, ring_)];
+      float* dst = &grown[RingOffset(e, w - 1 - h, need)];
       std::copy(src, src + nc, dst);
     }
   }
@@ -584,7 +584,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   thread_local std::vector<float> scratch;
   float* sample;
   if (ring_ > 0) {
-    sample = &ring_data_[(static_cast<size_t>(env) * ring_ + written_[env] % ring_) * nc];
+    sample = &ring_data_[RingOffset(env, written_[env], ring_)];
   } else if (spec_.update_period > 1) {
     sample = &held_[off];
   } else if (!crosstalk_) {
@@ -603,7 +603,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     ApplyStages(env, step, dt, sample);
   } else if (ring_ > 0 && written_[env] > 0) {
     // Between samples the held (newest) sample is pushed again.
-    const float* held = &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1) % ring_) * nc];
+    const float* held = &ring_data_[RingOffset(env, written_[env] - 1, ring_)];
     std::copy(held, held + nc, sample);
   }
   ++written_[env];
@@ -624,7 +624,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   }
   age = std::clamp(age, 1, ring_ - 1);
   if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
-  return &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - age) % ring_) * nc];
+  return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
 }
 
 namespace {
@@ -748,9 +748,8 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
 }
 
 const float* MeasuredPipeline::History(int env, int h) const {
-  const size_t nc = static_cast<size_t>(n_) * channels_;
   if (ring_ == 0 || static_cast<uint64_t>(h) >= written_[env] || h >= ring_) return nullptr;
-  return &ring_data_[(static_cast<size_t>(env) * ring_ + (written_[env] - 1 - h) % ring_) * nc];
+  return &ring_data_[RingOffset(env, written_[env] - 1 - h, ring_)];
 }
 
 }  // namespace taxel::sensors

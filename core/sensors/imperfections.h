@@ -141,6 +141,10 @@ class MeasuredPipeline {
   static constexpr size_t kChunk = 512, kHystBlock = 64;
   size_t hyst_blocks_ = 0;
   std::vector<uint8_t> hyst_zero_;  // [E·hyst_blocks_]
+  // Offset of the slot holding sample number `sample` of env e in a ring of `ring` slots per env.
+  size_t RingOffset(int env, uint64_t sample, int ring) const {
+    return (static_cast<size_t>(env) * ring + sample % ring) * static_cast<size_t>(n_) * channels_;
+  }
   // Ring of the last `ring_` samples per env: [E][ring_][n·C]; written_[e] = samples pushed.
   int ring_ = 0;
   std::vector<float> ring_data_;
