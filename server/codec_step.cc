@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/nonzero_mask.h"
@@ -240,16 +241,25 @@ bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
   return identity;
 }
 
-void SparsifyTensor(v1::Tensor* tensor) {
-  const size_t item = DTypeSize(tensor->dtype());
-  const std::string& dense = tensor->data();
-  const size_t n = dense.size() / item;
+namespace {
+
+// Sets data and nonzero_mask of `tensor` to the sparse form of the n elements of `item` bytes at
+// `dense` (which must not be the tensor's own data).
+void SetSparseData(const char* dense, size_t n, size_t item, v1::Tensor* tensor) {
   std::string mask(NonzeroMaskBytes(n), '\0');
-  const size_t count = BuildNonzeroMask(dense.data(), n, item, reinterpret_cast<uint8_t*>(mask.data()));
+  const size_t count = BuildNonzeroMask(dense, n, item, reinterpret_cast<uint8_t*>(mask.data()));
   std::string packed(count * item, '\0');
-  PackNonzero(dense.data(), n, item, reinterpret_cast<const uint8_t*>(mask.data()), packed.data());
+  PackNonzero(dense, n, item, reinterpret_cast<const uint8_t*>(mask.data()), packed.data());
   tensor->set_data(std::move(packed));
   tensor->set_nonzero_mask(std::move(mask));
+}
+
+}  // namespace
+
+void SparsifyTensor(v1::Tensor* tensor) {
+  const size_t item = DTypeSize(tensor->dtype());
+  const std::string dense = std::move(*tensor->mutable_data());
+  SetSparseData(dense.data(), dense.size() / item, item, tensor);
 }
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
@@ -300,16 +310,29 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int nu
         t.set_dtype(a.dtype);
         t.add_shape(static_cast<int64_t>(envs.size()));
         for (int64_t d : a.probe_shape) t.add_shape(d);
+        const size_t bytes = a.bytes_per_env * envs.size();
+        const bool in_order = IsAllEnvsInOrder(envs, num_envs);
+        if (plan.sparse) {
+          // Straight from the sensor's array when the envs are its blocks in order.
+          thread_local std::vector<char> gathered;
+          const char* dense = a.data;
+          if (!in_order) {
+            gathered.resize(bytes);
+            GatherEnvs(a, envs, num_envs, gathered.data());
+            dense = gathered.data();
+          }
+          SetSparseData(dense, bytes / a.item_size, a.item_size, &t);
+          continue;
+        }
         // Appended rather than resized and gathered: std::string would zero the bytes first.
         std::string* data = t.mutable_data();
-        if (IsAllEnvsInOrder(envs, num_envs)) {
-          data->assign(a.data, a.bytes_per_env * envs.size());
+        if (in_order) {
+          data->assign(a.data, bytes);
         } else {
           data->clear();
-          data->reserve(a.bytes_per_env * envs.size());
+          data->reserve(bytes);
           for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
         }
-        if (plan.sparse) SparsifyTensor(&t);
       }
     }
   }
