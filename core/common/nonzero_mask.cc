@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/common/check.h"
+#include "core/common/cpu_features.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -231,10 +232,6 @@ TAXEL_AVX2 void Unpack4Avx2(const char* packed, size_t n, const uint8_t* mask, c
   }
 }
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -258,7 +255,7 @@ char* PackNonzero(const void* data, size_t n, size_t item_size, const uint8_t* m
     case 2: return Pack<uint16_t>(p, n, mask, dst);
     case 4:
 #if defined(TAXEL_HAVE_AVX2_PATH)
-      if (HasAvx2()) return Pack4Avx2(p, n, mask, dst);
+      if (CpuHasAvx2()) return Pack4Avx2(p, n, mask, dst);
 #endif
       return Pack<uint32_t>(p, n, mask, dst);
     case 8: return Pack<uint64_t>(p, n, mask, dst);
@@ -275,7 +272,7 @@ void UnpackNonzero(const char* packed, size_t n, size_t item_size, const uint8_t
     case 2: return Unpack<uint16_t>(packed, n, mask, d, dst_is_zero);
     case 4:
 #if defined(TAXEL_HAVE_AVX2_PATH)
-      if (HasAvx2()) return Unpack4Avx2(packed, n, mask, d, dst_is_zero);
+      if (CpuHasAvx2()) return Unpack4Avx2(packed, n, mask, d, dst_is_zero);
 #endif
       return Unpack<uint32_t>(packed, n, mask, d, dst_is_zero);
     case 8: return Unpack<uint64_t>(packed, n, mask, d, dst_is_zero);

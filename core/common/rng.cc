@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/common/cpu_features.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -263,16 +265,10 @@ constexpr BatchFn kNormals8Avx2 = nullptr, kNormals32Avx2 = nullptr;
 constexpr WordsFn kBlocksAvx2 = nullptr;
 #endif
 
-// `avx2` when the CPU has AVX2 (checked once), else `fallback`.
+// `avx2` when the CPU has AVX2, else `fallback`.
 template <typename Fn>
 Fn Pick(Fn avx2, Fn fallback) {
-#if defined(__x86_64__)
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  return has_avx2 ? avx2 : fallback;
-#else
-  (void)avx2;
-  return fallback;
-#endif
+  return CpuHasAvx2() ? avx2 : fallback;
 }
 
 }  // namespace

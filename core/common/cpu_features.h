@@ -1,0 +1,20 @@
+// Run-time CPU feature checks for the code paths compiled with __attribute__((target("avx2"))).
+#ifndef TAXEL_CORE_COMMON_CPU_FEATURES_H_
+#define TAXEL_CORE_COMMON_CPU_FEATURES_H_
+
+namespace taxel {
+
+/// True when the CPU runs AVX2 and POPCNT (every AVX2 CPU has both); checked once per process.
+/// Always false off x86-64, where those paths are not compiled.
+inline bool CpuHasAvx2() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace taxel
+
+#endif  // TAXEL_CORE_COMMON_CPU_FEATURES_H_
