@@ -46,8 +46,7 @@ void Run(Context& ctx, contact::ContactSource source) {
     }
   }
   for (int threads : ctx.thread_counts()) {
-    auto scene = scene::Scene::Create(h.spec, meshes);
-    TAXEL_CHECK(scene.ok());
+    auto scene = MustCreate(h.spec, meshes);
     ThreadPool pool(threads);
     scene::StepInput in = XyzwStepInput(h.poses);
     in.contacts.env = env;
@@ -55,14 +54,14 @@ void Run(Context& ctx, contact::ContactSource source) {
     in.contacts.partner = partner;
     in.contacts.force = force;
     Record r = ctx.NewRecord(threads, "ms");
-    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK((*scene)->Step(in, pool).ok()); });
+    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK(scene->Step(in, pool).ok()); });
     ScaleSamples(&r, 1e3);
-    const contact::ContactMatrix& M = (*scene)->contact_matrix()->matrix();
+    const contact::ContactMatrix& M = scene->contact_matrix()->matrix();
     r.AddInt("envs", kEnvs);
     r.AddInt("rows", M.rows());
     r.AddInt("columns", M.cols());
     r.AddInt("bytes", static_cast<int64_t>(M.matrix_bytes()));
-    r.AddInt("nonzero_cells", NonZeroCells(**scene));
+    r.AddInt("nonzero_cells", NonZeroCells(*scene));
     if (source == contact::ContactSource::kReported) r.AddInt("contacts_per_step", static_cast<int64_t>(env.size()));
     ctx.Emit(r);
   }

@@ -145,16 +145,27 @@ void RunLatency(Context& ctx, bool stream) {
   ctx.Emit(r);
 }
 
-// The grasp batch stepped in process on the server's thread count: ms per step, measured once per
-// repeat count and shared by inproc_grasp_batch and the e2e records' "inproc_ms".
-const std::vector<double>& InprocSamplesMs(int repeats) {
-  static std::map<int, std::vector<double>>* cache = new std::map<int, std::vector<double>>();
-  if (auto it = cache->find(repeats); it != cache->end()) return it->second;
+// The grasp batch in process: the twin of the server's scene (same spec and poses), created once,
+// stepped on its own pool of the server's thread count.
+struct InprocTwin {
   geometry::MeshStore meshes;
-  const GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
-  std::vector<double> ms = TimeSceneStepSeconds(g.spec, g.poses, meshes, kServerThreads, repeats);
-  for (double& v : ms) v *= 1e3;
-  return cache->emplace(repeats, std::move(ms)).first->second;
+  GraspScenario scenario = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
+  std::unique_ptr<scene::Scene> scene = MustCreate(scenario.spec, meshes);
+  ThreadPool pool{kServerThreads};
+  scene::StepInput in = XyzwStepInput(scenario.poses);
+  // One step; its wall time in ms.
+  double StepMs() {
+    return 1e3 * TimeOnce([&] { TAXEL_CHECK(scene->Step(in, pool).ok()); });
+  }
+};
+
+InprocTwin& Twin() {
+  static InprocTwin* twin = [] {
+    auto* t = new InprocTwin();
+    t->StepMs();  // warm-up
+    return t;
+  }();
+  return *twin;
 }
 
 // The grasp batch stepped with read.none: the round trip without the 12 MB of readings.
@@ -180,22 +191,9 @@ int64_t WireResponseBytes(bool dense) {
 }
 
 void RunGraspBatch(Context& ctx, bool stream, bool dense) {
-  // The in-process twin: the same scene stepped on its own pool of the server's thread count.
-  static geometry::MeshStore* meshes = new geometry::MeshStore();
-  static const GraspScenario* twin = new GraspScenario(MakeGraspScenario(GraspObject::kMesh20k, 1024, *meshes));
-  static scene::Scene* local = [] {
-    auto s = scene::Scene::Create(twin->spec, *meshes);
-    TAXEL_CHECK(s.ok());
-    return s->release();
-  }();
-  static ThreadPool* pool = new ThreadPool(kServerThreads);
-  static const scene::StepInput in = XyzwStepInput(twin->poses);
   std::vector<double> inproc;
-  TAXEL_CHECK(local->Step(in, *pool).ok());  // warm-up
   Record r = ctx.NewRecord(kServerThreads, "ms");
-  r.samples = TimeSteps(1024, stream, ctx.repeats(), dense, [&] {
-    inproc.push_back(1e3 * TimeOnce([&] { TAXEL_CHECK(local->Step(in, *pool).ok()); }));
-  });
+  r.samples = TimeSteps(1024, stream, ctx.repeats(), dense, [&] { inproc.push_back(Twin().StepMs()); });
   ScaleSamples(&r, 1e3);
   const double median = Median(r.samples);
   r.AddNumber("p50", Percentile(r.samples, 0.5));
@@ -223,7 +221,7 @@ TAXEL_BENCH_CASE("e2e_grasp_batch/unary_dense", [](Context& ctx) { RunGraspBatch
 TAXEL_BENCH_CASE("e2e_grasp_batch/stream_dense", [](Context& ctx) { RunGraspBatch(ctx, true, true); });
 TAXEL_BENCH_CASE("inproc_grasp_batch", [](Context& ctx) {
   Record r = ctx.NewRecord(kServerThreads, "ms");
-  r.samples = InprocSamplesMs(ctx.repeats());
+  for (int i = 0; i < ctx.repeats(); ++i) r.samples.push_back(Twin().StepMs());
   r.AddInt("envs", 1024);
   ctx.Emit(r);
 });

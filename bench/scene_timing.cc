@@ -15,26 +15,10 @@ scene::StepInput XyzwStepInput(const std::vector<double>& poses) {
   return in;
 }
 
-namespace {
-
 std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geometry::MeshStore& meshes) {
   auto scene = scene::Scene::Create(spec, meshes);
   TAXEL_CHECK(scene.ok());
   return *std::move(scene);
-}
-
-std::vector<double> TimeSteps(scene::Scene& scene, const std::vector<double>& poses, int threads, int repeats) {
-  ThreadPool pool(threads);
-  const scene::StepInput in = XyzwStepInput(poses);
-  return TimeRepeats(repeats, [&] { TAXEL_CHECK(scene.Step(in, pool).ok()); });
-}
-
-}  // namespace
-
-std::vector<double> TimeSceneStepSeconds(const scene::SceneSpec& spec, const std::vector<double>& poses,
-                                         const geometry::MeshStore& meshes, int threads, int repeats) {
-  auto scene = MustCreate(spec, meshes);
-  return TimeSteps(*scene, poses, threads, repeats);
 }
 
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
@@ -42,8 +26,10 @@ void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vecto
                     const std::function<void(Record&, const scene::Scene&)>& extra) {
   for (int threads : ctx.thread_counts()) {
     auto scene = MustCreate(spec, meshes);
+    ThreadPool pool(threads);
+    const scene::StepInput in = XyzwStepInput(poses);
     Record r = ctx.NewRecord(threads, "ms");
-    r.samples = TimeSteps(*scene, poses, threads, ctx.repeats());
+    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK(scene->Step(in, pool).ok()); });
     ScaleSamples(&r, 1e3);
     r.AddInt("envs", spec.num_envs);
     extra(r, *scene);

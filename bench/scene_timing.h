@@ -14,10 +14,8 @@ namespace taxel::bench {
 /// Scene::Step input for `poses` ([E, L, 7], xyzw), dt 0.01.
 scene::StepInput XyzwStepInput(const std::vector<double>& poses);
 
-/// Wall time (s) of each of `repeats` timed Scene::Step calls on a fresh scene of `spec` (one
-/// untimed warm-up step first).
-std::vector<double> TimeSceneStepSeconds(const scene::SceneSpec& spec, const std::vector<double>& poses,
-                                         const geometry::MeshStore& meshes, int threads, int repeats);
+/// The scene of `spec` (a benchmark's own spec: aborts if it is refused).
+std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geometry::MeshStore& meshes);
 
 /// For every thread count of the context: creates the scene, times Scene::Step on `poses` (xyzw,
 /// dt 0.01) over the repeats, and emits a record in ms with "envs", the fields `extra` adds (it

@@ -150,14 +150,13 @@ void RunImperfections(Context& ctx) {
   for (int threads : ctx.thread_counts()) {
     ThreadPool pool(threads);
     const scene::StepInput in = XyzwStepInput(clean.poses);
-    auto truth_only = scene::Scene::Create(clean.spec, meshes);
-    auto measured = scene::Scene::Create(noisy.spec, meshes);
-    TAXEL_CHECK(truth_only.ok() && measured.ok());
+    auto truth_only = MustCreate(clean.spec, meshes);
+    auto measured = MustCreate(noisy.spec, meshes);
     // Alternate the two scenes repeat by repeat so that both see the same machine load.
     std::vector<double> clean_s, noisy_s;
     for (int rep = -1; rep < ctx.repeats(); ++rep) {  // rep −1: warm-up of both
-      const double c = TimeOnce([&] { TAXEL_CHECK((*truth_only)->Step(in, pool).ok()); });
-      const double n = TimeOnce([&] { TAXEL_CHECK((*measured)->Step(in, pool).ok()); });
+      const double c = TimeOnce([&] { TAXEL_CHECK(truth_only->Step(in, pool).ok()); });
+      const double n = TimeOnce([&] { TAXEL_CHECK(measured->Step(in, pool).ok()); });
       if (rep >= 0) clean_s.push_back(c), noisy_s.push_back(n);
     }
     Record r = ctx.NewRecord(threads, "ms");
