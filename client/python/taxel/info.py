@@ -2,6 +2,7 @@
 
 Each keeps the wire message it came from in `.proto`.
 """
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Dict, List, Optional, Tuple
@@ -151,6 +152,11 @@ class SceneInfo:
         cm = ContactMatrixInfo.from_proto(p.contact_matrix) if p.HasField("contact_matrix") else None
         return cls(p.name, p.num_envs, p.seed, links, tuple(p.moving_links), sensors, p.step, p.memory_bytes, p,
                    contact_matrix=cm)
+
+    @cached_property
+    def reading_bytes_per_env(self) -> int:
+        """Bytes of one env's readings: every output of every sensor, one branch, dense."""
+        return sum(o.dtype.itemsize * math.prod(o.shape[1:]) for s in self.sensors.values() for o in s.outputs.values())
 
     def link(self, name_or_index) -> Optional[LinkInfo]:
         """A link by "entity/link" name, bare link name or canonical index (None if unknown)."""

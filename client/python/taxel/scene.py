@@ -1,6 +1,5 @@
 """`taxel.Scene`: a handle on a scene registered on the server; steps, reads, resets, streams."""
 import logging
-import math
 import queue
 import threading
 from typing import Optional, Sequence
@@ -144,13 +143,8 @@ class Scene:
         SPARSE_MIN_BYTES of readings (every output of every sensor, one branch: an upper estimate)."""
         if not self._client.sparse_readings:
             return False
-        info = self._info
-        if getattr(self, "_bytes_per_env_of", None) is not info:
-            self._bytes_per_env = sum(o.dtype.itemsize * math.prod(o.shape[1:])
-                                      for sensor in info.sensors.values() for o in sensor.outputs.values())
-            self._bytes_per_env_of = info
-        n = info.num_envs if envs is None else len(envs)
-        return self._bytes_per_env * n >= SPARSE_MIN_BYTES
+        n = self._info.num_envs if envs is None else len(envs)
+        return self._info.reading_bytes_per_env * n >= SPARSE_MIN_BYTES
 
     def _recreate_after(self, err: TaxelError) -> bool:
         """Re-creates the scene if `err` says it is gone and auto_recreate applies."""
