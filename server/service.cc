@@ -472,7 +472,7 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
     if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
     const auto t2 = Clock::now();
     auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
-    // The response in field order (server/step_wire.h): head and readings in one slice, tail.
+    // The response in field order (server/step_wire.h): head and readings as slices, then the tail.
     v1::StepResponse head, tail;
     head.set_scene(req.scene());
     head.set_sequence(req.sequence());
