@@ -18,6 +18,13 @@ using namespace taxel::testing;  // NOLINT
 
 constexpr int kEnvs = 4;
 
+// The bytes of `slices`, in order.
+std::string Joined(const std::vector<grpc::Slice>& slices) {
+  std::string bytes;
+  for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return bytes;
+}
+
 // The protobuf encoding examples of https://protobuf.dev/programming-guides/encoding/.
 TEST(WireVarintTest, MatchesTheProtobufEncodingExamples) {
   const auto bytes = [](uint64_t v) {
@@ -60,8 +67,7 @@ class StepWireTest : public ::testing::Test {
   std::string WireBytes(const ReadPlan& plan, const std::vector<int32_t>& envs, const v1::StepResponse& tail) {
     const std::string head = Head(envs).SerializeAsString();
     const ReadingsWireWriter writer(plan, envs, kEnvs);
-    std::string bytes;
-    for (const grpc::Slice& s : writer.Slices(head)) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    const std::string bytes = Joined(writer.Slices(head));
     EXPECT_EQ(bytes.size(), head.size() + writer.size()) << "size() is exact";
     return bytes + tail.SerializeAsString();
   }
@@ -149,9 +155,7 @@ TEST(StepWireChunksTest, SparseChannelsSpanningChunksExpandToTheDenseReadings) {
     v1::StepResponse dense;
     EncodeReadings(*plan, *envs, kManyEnvs, dense.mutable_readings());
     const ReadingsWireWriter writer(*sparse_plan, *envs, kManyEnvs, &pool);
-    const std::vector<grpc::Slice> slices = writer.Slices("");
-    std::string bytes;
-    for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    const std::string bytes = Joined(writer.Slices(""));
     ASSERT_EQ(bytes.size(), writer.size());
     v1::StepResponse sparse;
     ASSERT_TRUE(sparse.ParseFromString(bytes));
