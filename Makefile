@@ -4,6 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all deps configure build test bench run demo clean python
+.PHONY: test-asan test-tsan
 
 all: build
 
@@ -19,9 +20,19 @@ build: configure
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 
+# Sanitizer builds (build-asan, build-tsan): the whole suite under ASan+UBSan; the concurrency
+# tests under TSan. Any sanitizer report fails the target. See scripts/sanitizers.sh.
+test-asan: deps
+	JOBS=$(JOBS) scripts/sanitizers.sh asan
+
+test-tsan: deps
+	JOBS=$(JOBS) scripts/sanitizers.sh tsan
+
 bench: build
 	$(BUILD_DIR)/bench/taxel-bench $(BENCH_ARGS)
 
+# Listens on this machine only; RUN_ARGS="--address=0.0.0.0:50051 ..." to expose it.
+RUN_ARGS ?= --address=127.0.0.1:50051 --metrics_address=127.0.0.1:9464
 run: build
 	$(BUILD_DIR)/server/taxel-server $(RUN_ARGS)
 
@@ -32,6 +43,13 @@ demo: build
 python: deps
 	[ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
 	.venv/bin/pip install --no-index --no-build-isolation client/python
+
+# libFuzzer targets (fuzz/) in their own clang + ASan/UBSan build, FUZZ_SECONDS per target.
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 30
+.PHONY: fuzz
+fuzz: deps
+	FUZZ_BUILD_DIR=$(FUZZ_BUILD_DIR) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -70,6 +70,33 @@ void EncodeSceneSpec(const scene::SceneSpec& spec, v1::SceneSpec* out);
 void EncodeSensorSpec(const sensors::SensorSpec& spec, v1::SensorSpec* out);
 
 // ------------------------------------------------------------------------------------------
+// Mesh uploads and sensor updates
+
+/// The arrays of an UploadMeshRequest, before TriangleMesh::Create validates them.
+struct DecodedMesh {
+  std::vector<Eigen::Vector3d> vertices;      ///< mesh frame, metres
+  std::vector<geometry::Triangle> triangles;  ///< vertex indices (range-checked by TriangleMesh::Create)
+};
+/// Checks dtypes and shapes (INVALID_ARGUMENT naming vertices/triangles) and the triangle count
+/// (RESOURCE_EXHAUSTED above `max_triangles`) before copying anything.
+absl::StatusOr<DecodedMesh> DecodeMeshUpload(const v1::UploadMeshRequest& request, int64_t max_triangles);
+
+/// A validated UpdateSensorRequest: what ApplySensorUpdate will set. Holds pointers into `scene`.
+struct SensorUpdate {
+  sensors::Sensor* sensor = nullptr;
+  sensors::MeasuredPipeline* pipeline = nullptr;
+  std::vector<int32_t> env_ids;  ///< resolved (all envs when the request names none)
+  std::vector<double> gains;     ///< empty: gains unchanged; else n or len(env_ids)·n values
+  bool gains_per_env = false;
+  double noise = 0, random_walk = 0, bias = 0;  ///< the new levels (the configured ones where not given)
+};
+/// NOT_FOUND (sensor), FAILED_PRECONDITION (no imperfections), OUT_OF_RANGE (env ids) or
+/// INVALID_ARGUMENT naming the field; changes nothing.
+absl::StatusOr<SensorUpdate> DecodeSensorUpdate(const v1::UpdateSensorRequest& request, scene::Scene& scene);
+/// Sets what `update` holds; cannot fail.
+void ApplySensorUpdate(const SensorUpdate& update);
+
+// ------------------------------------------------------------------------------------------
 // Scene info
 
 void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, v1::SensorInfo* out);
@@ -110,6 +137,14 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
 /// takes on the wire (tensor data, per-tensor and per-reading framing, the env id list), so that
 /// a read that cannot fit the message limit is refused before any work is done.
 int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs);
+/// Upper estimate of the bytes the whole contact matrix of `num_envs` envs takes in a response
+/// (normal and, when kept, friction, with the row and column names); 0 without a matrix.
+int64_t EstimateContactMatrixBytes(const scene::Scene& scene, int64_t num_envs);
+
+/// INVALID_ARGUMENT naming the field ("spec.sensors[0].kinematic_taxel.force_law: 5 is not a
+/// value of taxel.v1.ForceLaw") when any enum field of `message`, at any depth, holds a number
+/// its enum does not declare (proto3 keeps such numbers rather than rejecting them).
+absl::Status CheckEnumValues(const google::protobuf::Message& message);
 
 /// One output channel of a sensor as a reading carries it: the core array of all envs (env-major,
 /// `bytes_per_env` bytes each) and the wire dtype. The tensor's shape is [len(envs)] followed by

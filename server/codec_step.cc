@@ -225,6 +225,18 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
   return bytes;
 }
 
+int64_t EstimateContactMatrixBytes(const scene::Scene& scene, int64_t num_envs) {
+  const scene::ContactEstimation* cm = scene.contact_matrix();
+  if (cm == nullptr) return 0;
+  const contact::ContactMatrix& M = cm->matrix();
+  int64_t names = 0;  // each name with its tag and length prefix
+  for (const auto* list : {&M.row_names(), &M.column_names()}) {
+    for (const std::string& n : *list) names += static_cast<int64_t>(n.size()) + 8;
+  }
+  const int64_t tensors = M.has_friction() ? 2 : 1;
+  return 256 + 5 * num_envs + names + tensors * num_envs * M.rows() * M.cols() * 3 * 4;
+}
+
 namespace {
 
 // Appends the probe axes of `layout` ([rows, cols] or [n]) and, for 3-vectors, the component axis.

@@ -127,7 +127,12 @@ absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_vie
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".position: expected 3 values or none, got ", pose.position_size()));
   }
-  for (int i = 0; i < pose.position_size(); ++i) v[i] = pose.position(i);
+  for (int i = 0; i < pose.position_size(); ++i) {
+    v[i] = pose.position(i);
+    if (!std::isfinite(v[i])) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".position[", i, "]: expected a finite number, got ", v[i]));
+    }
+  }
   QuatOrder order = QuatOrder::kXyzw;
   if (pose.quaternion_size() != 0) {
     if (pose.quaternion_size() != 4) {
@@ -139,7 +144,13 @@ absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_vie
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".quat_order: expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED"));
     }
-    for (int i = 0; i < 4; ++i) v[3 + i] = pose.quaternion(i);
+    for (int i = 0; i < 4; ++i) {
+      v[3 + i] = pose.quaternion(i);
+      if (!std::isfinite(v[3 + i])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".quaternion[", i, "]: expected a finite number, got ", v[3 + i]));
+      }
+    }
   }
   return PoseFromArray(v, order, field);
 }

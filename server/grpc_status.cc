@@ -40,4 +40,33 @@ grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_pr
   return grpc::Status(code, message, rpc_status.SerializeAsString());
 }
 
+grpc::Status BoundedStatus(const grpc::Status& status) {
+  constexpr size_t kMax = 1024;
+  const std::string& message = status.error_message();
+  if (message.size() <= kMax) return status;
+  std::string cut = absl::StrCat(message.substr(0, kMax - 40), "... (", message.size(), " bytes)");
+  std::string details = status.error_details();
+  if (!details.empty()) {
+    // The BadRequest description quotes the same value: cut it the same way.
+    google::rpc::Status rpc;
+    if (rpc.ParseFromString(details)) {
+      rpc.set_message(cut);
+      for (auto& any : *rpc.mutable_details()) {
+        google::rpc::BadRequest bad;
+        if (!any.UnpackTo(&bad)) continue;
+        for (auto& v : *bad.mutable_field_violations()) {
+          if (v.description().size() > kMax) {
+            v.set_description(absl::StrCat(v.description().substr(0, kMax - 40), "... (", v.description().size(),
+                                            " bytes)"));
+          }
+          if (v.field().size() > kMax) v.set_field(v.field().substr(0, kMax));
+        }
+        any.PackFrom(bad);
+      }
+      details = rpc.SerializeAsString();
+    }
+  }
+  return grpc::Status(status.error_code(), cut, details);
+}
+
 }  // namespace taxel::server

@@ -14,6 +14,11 @@ namespace taxel::server {
 /// prepended to the field path (e.g. "spec." for CreateScene, whose spec is a sub-message).
 grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_prefix = "");
 
+/// `status` with its message cut to at most 1024 bytes (marked "... (N bytes)"), so that an
+/// error that quotes a request's value (a 100 kB scene name) still fits the client's metadata
+/// limit. The details (BadRequest) are kept.
+grpc::Status BoundedStatus(const grpc::Status& status);
+
 /// Splits "<field>: <description>" (the field is the text before the first ": " when it contains
 /// no spaces); returns false when the message has no field.
 bool SplitFieldMessage(absl::string_view message, absl::string_view* field, absl::string_view* description);

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/tokens.h"
 #include "server/version.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0:50051", "gRPC address: host:port, or unix:/path/to.sock");
@@ -25,7 +26,11 @@ ABSL_FLAG(int, max_scenes, 256, "scenes per server");
 ABSL_FLAG(int, max_envs_per_scene, 65536, "envs per scene");
 ABSL_FLAG(int64_t, max_probes_per_scene, 64LL << 20, "num_envs x probes over all sensors of a scene");
 ABSL_FLAG(int64_t, max_triangles_per_mesh, 5000000, "triangles per uploaded mesh");
-ABSL_FLAG(int64_t, max_memory_bytes, 0, "bytes held by scenes and meshes (0 = unlimited)");
+ABSL_FLAG(int64_t, max_memory_bytes, 0,
+          "bytes held by scenes and meshes, server-wide (0 = three quarters of the memory the process may use: the "
+          "cgroup limit or the machine's)");
+ABSL_FLAG(int, max_scenes_per_tenant, 0, "scenes per tenant (0 = only --max_scenes)");
+ABSL_FLAG(int64_t, max_memory_bytes_per_tenant, 0, "bytes held by one tenant's scenes and meshes (0 = only --max_memory_bytes)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning, error or off");
 ABSL_FLAG(double, shutdown_grace_seconds, 10.0, "time given to in-flight calls after SIGTERM/SIGINT");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM); enables TLS");
@@ -33,7 +38,10 @@ ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca, "", "CA bundle (PEM) for client certificates; enables mutual TLS");
 ABSL_FLAG(std::string, auth_tokens_file, "",
           "file of 'token tenant' lines; when set, calls need 'authorization: Bearer <token>' and each tenant "
-          "sees only its own scenes");
+          "sees only its own scenes and meshes. The server refuses to start on a malformed line or a file without "
+          "tokens");
+ABSL_FLAG(bool, reflection, true,
+          "serve gRPC server reflection (the public schema of the API; answers without a token)");
 
 namespace {
 
@@ -60,19 +68,17 @@ int Run() {
   options.limits.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
   options.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
   TlsOptions tls{absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
+  options.limits.max_scenes_per_tenant = absl::GetFlag(FLAGS_max_scenes_per_tenant);
+  options.limits.max_memory_bytes_per_tenant = absl::GetFlag(FLAGS_max_memory_bytes_per_tenant);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
   std::map<std::string, std::string> tokens;
   if (const std::string path = absl::GetFlag(FLAGS_auth_tokens_file); !path.empty()) {
-    std::ifstream in(path);
-    if (!in) {
-      std::fprintf(stderr, "taxel-server: cannot read --auth_tokens_file '%s'\n", path.c_str());
+    auto read = ReadTokensFile(path);
+    if (!read.ok()) {
+      std::fprintf(stderr, "taxel-server: %s\n", std::string(read.status().message()).c_str());
       return 2;
     }
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipWhitespace());
-      if (parts.empty() || parts[0][0] == '#') continue;
-      tokens[parts[0]] = parts.size() > 1 ? parts[1] : parts[0];
-    }
+    tokens = *std::move(read);
   }
 
   // Block the termination signals in every thread; one thread waits for them.
@@ -85,6 +91,7 @@ int Run() {
   auto server = TaxelServer::Start(options, tls, std::move(tokens));
   if (!server.ok()) {
     Log(LogLevel::kError, "start_failed", {{"error", std::string(server.status().message())}});
+    std::fprintf(stderr, "taxel-server: %s\n", std::string(server.status().message()).c_str());
     return 1;
   }
   std::thread waiter([&] {

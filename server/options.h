@@ -10,10 +10,14 @@ namespace taxel::server {
 struct Limits {
   int64_t max_message_bytes = 64LL << 20;        ///< largest request or response
   int32_t max_scenes = 256;                      ///< per server
+  int32_t max_scenes_per_tenant = 0;             ///< 0: only the server's limit
   int32_t max_envs_per_scene = 65536;
   int64_t max_probes_per_scene = 64LL << 20;     ///< num_envs × probes over all sensors
   int64_t max_triangles_per_mesh = 5'000'000;
-  int64_t max_memory_bytes = 0;                  ///< scenes + meshes; 0 = unlimited
+  /// Scenes + meshes + reservations in flight. 0: three quarters of the memory the process may
+  /// use (cgroup limit or MemTotal), resolved when the server starts.
+  int64_t max_memory_bytes = 0;
+  int64_t max_memory_bytes_per_tenant = 0;       ///< 0: only the server's limit
 };
 
 struct ServerOptions {
@@ -26,6 +30,7 @@ struct ServerOptions {
   size_t max_queue = 1024;   ///< requests waiting for a handler thread
   Limits limits;
   double shutdown_grace_seconds = 10;  ///< in-flight requests get this long after SIGTERM
+  bool reflection = true;              ///< serve gRPC server reflection
 };
 
 }  // namespace taxel::server

@@ -9,6 +9,7 @@ RequestExecutor::RequestExecutor(int num_threads, size_t max_queue) : max_queue_
 }
 
 RequestExecutor::~RequestExecutor() {
+  RefuseQueued();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -17,14 +18,26 @@ RequestExecutor::~RequestExecutor() {
   for (auto& t : threads_) t.join();
 }
 
-bool RequestExecutor::TrySubmit(std::function<void()> work) {
+bool RequestExecutor::TrySubmit(std::function<void()> work, std::function<void()> refuse) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_ || queue_.size() >= max_queue_) return false;
-    queue_.push_back(std::move(work));
+    if (stop_ || refusing_ || queue_.size() >= max_queue_) return false;
+    queue_.push_back({std::move(work), std::move(refuse)});
   }
   cv_.notify_one();
   return true;
+}
+
+void RequestExecutor::RefuseQueued() {
+  std::deque<Item> refused;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusing_ = true;
+    refused.swap(queue_);
+  }
+  for (Item& item : refused) {
+    if (item.refuse) item.refuse();
+  }
 }
 
 size_t RequestExecutor::queue_depth() const {
@@ -39,7 +52,7 @@ void RequestExecutor::Loop() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
-      work = std::move(queue_.front());
+      work = std::move(queue_.front().work);
       queue_.pop_front();
     }
     work();

@@ -1,6 +1,7 @@
 // The executor that runs request handlers off the gRPC threads: a fixed set of threads pulling
 // closures from a bounded FIFO queue. A full queue refuses new work (RESOURCE_EXHAUSTED upstream)
-// instead of letting latency grow without bound.
+// instead of letting latency grow without bound. At shutdown the work still queued is refused
+// (its `refuse` runs instead of its work), so that a call answered UNAVAILABLE never runs.
 #ifndef TAXEL_SERVER_REQUEST_EXECUTOR_H_
 #define TAXEL_SERVER_REQUEST_EXECUTOR_H_
 
@@ -16,13 +17,17 @@ namespace taxel::server {
 class RequestExecutor {
  public:
   RequestExecutor(int num_threads, size_t max_queue);
-  /// Runs everything already queued, then joins the threads.
+  /// Refuses everything still queued, waits for the closures running, and joins the threads.
   ~RequestExecutor();
   RequestExecutor(const RequestExecutor&) = delete;
   RequestExecutor& operator=(const RequestExecutor&) = delete;
 
-  /// Queues `work`; false (and `work` is dropped) when the queue is full or shut down.
-  bool TrySubmit(std::function<void()> work);
+  /// Queues `work`; false (and both closures are dropped) when the queue is full or refusing.
+  /// `refuse` (optional) runs instead of `work` if the work is refused later (RefuseQueued).
+  bool TrySubmit(std::function<void()> work, std::function<void()> refuse = nullptr);
+  /// From now on refuses every submission, and calls `refuse` of each closure still queued (on
+  /// the calling thread, in queue order) instead of running it. Closures already running finish.
+  void RefuseQueued();
   /// Closures waiting for a thread.
   size_t queue_depth() const;
   int num_threads() const { return static_cast<int>(threads_.size()); }
@@ -32,8 +37,11 @@ class RequestExecutor {
   const size_t max_queue_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
+  struct Item {
+    std::function<void()> work, refuse;
+  };
+  std::deque<Item> queue_;
+  bool refusing_ = false, stop_ = false;
   std::vector<std::thread> threads_;
 };
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
-#include "core/contact/contact_matrix.h"
 
 namespace taxel::server {
 namespace {
@@ -18,49 +20,97 @@ bool ValidSceneName(const std::string& name) {
   return true;
 }
 
-// Upper bound of the contact matrix bytes, E × B × P × 3 × 4 (twice with friction), from the
-// spec alone: exact names count once each; "all" and globs count every candidate (B: robot links;
-// P: terrain, robot links, object and projectile slots, static entities).
-int64_t ContactMatrixBytesBound(const scene::SceneSpec& spec) {
-  const contact::ContactMatrixSpec& cm = spec.contact_matrix;
-  if (!cm.enabled()) return 0;
-  int64_t robot_links = 0, other_entities = 0;
-  for (const auto& e : spec.entities) {
-    if (e.kind == scene::EntityKind::kRobot) {
-      robot_links += static_cast<int64_t>(e.links.size());
-    } else if (e.kind != scene::EntityKind::kTerrain) {
-      ++other_entities;
-    }
-  }
-  auto bound = [](const std::vector<std::string>& selectors, int64_t candidates) {
-    for (const auto& s : selectors) {
-      if (s == "all" || contact::IsGlob(s)) return candidates;
-    }
-    return std::min<int64_t>(static_cast<int64_t>(selectors.size()), candidates);
-  };
-  const int64_t rows = bound(cm.bodies, robot_links);
-  const int64_t cols = bound(cm.partners, 1 + robot_links + other_entities);
-  return static_cast<int64_t>(spec.num_envs) * rows * cols * 12 * (cm.friction ? 2 : 1);
-}
-
-// Bytes a scene with this spec will allocate for state, sensor buffers and the contact matrix.
-int64_t EstimateSceneBytes(const scene::SceneSpec& spec) {
-  int64_t moving_links = 0;
-  for (const auto& e : spec.entities) {
-    if (scene::IsMoving(e.kind)) moving_links += static_cast<int64_t>(e.links.size());
-  }
-  int64_t bytes = static_cast<int64_t>(spec.num_envs) * moving_links * static_cast<int64_t>(sizeof(sensors::LinkKinematics));
-  for (const auto& s : spec.sensors) bytes += static_cast<int64_t>(sensors::Sensor::EstimateBytes(s, spec.num_envs));
-  return bytes + ContactMatrixBytesBound(spec);
-}
-
 int64_t ProbeSlots(const scene::SceneSpec& spec) {
   int64_t probes = 0;
   for (const auto& s : spec.sensors) probes += static_cast<int64_t>(s.probe_local_pos.size());
   return probes * spec.num_envs;
 }
 
+// The meshes one tenant may use: those it uploaded. Any other id is NOT_FOUND with the same
+// message as an id nobody uploaded, so that a tenant learns nothing of others' meshes.
+class TenantMeshes final : public geometry::MeshLookup {
+ public:
+  TenantMeshes(const geometry::MeshStore& store, std::set<std::string> ids) : store_(store), ids_(std::move(ids)) {}
+  absl::StatusOr<std::shared_ptr<const geometry::MeshSignedDistance>> Get(
+      const std::string& id, const Eigen::Vector3d& scale) const override {
+    if (!ids_.count(id)) return geometry::MeshNotFound(id);
+    return store_.Get(id, scale);
+  }
+  size_t mesh_bytes(const std::string& id) const override { return ids_.count(id) ? store_.mesh_bytes(id) : 0; }
+
+ private:
+  const geometry::MeshStore& store_;
+  const std::set<std::string> ids_;
+};
+
 }  // namespace
+
+// -----------------------------------------------------------------------------------------------
+// Reservations
+
+Reservation::~Reservation() {
+  if (reserved_ > 0) registry_->ReleaseBytes(tenant_, reserved_);
+}
+
+absl::Status Reservation::Reserve(double bytes, absl::string_view field, absl::string_view what) {
+  TAXEL_RETURN_IF_ERROR(registry_->ReserveBytes(tenant_, bytes, field, what));
+  reserved_ += bytes;
+  return absl::OkStatus();
+}
+
+absl::Status SceneRegistry::ReserveBytes(const std::string& tenant, double bytes, absl::string_view field,
+                                         absl::string_view what) {
+  if (!(bytes >= 0)) return MemoryRefusal(bytes, field, what, "that is not a size");
+  std::lock_guard<std::mutex> lock(mu_);
+  const double total = TotalLocked();
+  if (total + bytes > static_cast<double>(limits_.max_memory_bytes)) {
+    return MemoryRefusal(bytes, field, what,
+                         absl::StrCat("the server's memory limit is ", FormatBytes(limits_.max_memory_bytes), " (",
+                                      FormatBytes(total), " in use)"));
+  }
+  if (limits_.max_memory_bytes_per_tenant > 0) {
+    const double used = TenantBytesLocked(tenant);
+    if (used + bytes > static_cast<double>(limits_.max_memory_bytes_per_tenant)) {
+      return MemoryRefusal(bytes, field, what,
+                           absl::StrCat("this tenant's memory quota is ", FormatBytes(limits_.max_memory_bytes_per_tenant),
+                                        " (", FormatBytes(used), " in use)"));
+    }
+  }
+  reserved_[tenant] += bytes;
+  reserved_total_ += bytes;
+  return absl::OkStatus();
+}
+
+void SceneRegistry::ReleaseBytes(const std::string& tenant, double bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reserved_.find(tenant);
+  if (it != reserved_.end()) {
+    it->second -= bytes;
+    if (it->second <= 0.5) reserved_.erase(it);
+  }
+  reserved_total_ = std::max(0.0, reserved_total_ - bytes);
+}
+
+double SceneRegistry::TotalLocked() const {
+  double total = static_cast<double>(meshes_->memory_bytes()) + reserved_total_;
+  for (const auto& [key, bytes] : scene_bytes_) total += static_cast<double>(bytes);
+  return total;
+}
+
+double SceneRegistry::TenantBytesLocked(const std::string& tenant) const {
+  double total = 0;
+  for (auto it = scene_bytes_.lower_bound({tenant, ""}); it != scene_bytes_.end() && it->first.first == tenant; ++it) {
+    total += static_cast<double>(it->second);
+  }
+  if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) {
+    for (const auto& id : m->second) total += static_cast<double>(meshes_->mesh_bytes(id));
+  }
+  if (auto r = reserved_.find(tenant); r != reserved_.end()) total += r->second;
+  return total;
+}
+
+// -----------------------------------------------------------------------------------------------
+// Scenes
 
 absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   if (scenes_.count(key)) {
@@ -69,6 +119,16 @@ absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("the server already holds the maximum of ", limits_.max_scenes, " scenes"));
+  }
+  if (limits_.max_scenes_per_tenant > 0) {
+    int mine = 0;
+    for (auto it = scenes_.lower_bound({key.first, ""}); it != scenes_.end() && it->first.first == key.first; ++it) {
+      ++mine;
+    }
+    if (mine >= limits_.max_scenes_per_tenant) {
+      return absl::ResourceExhaustedError(absl::StrCat("this tenant already holds its quota of ",
+                                                       limits_.max_scenes_per_tenant, " scenes"));
+    }
   }
   return absl::OkStatus();
 }
@@ -87,18 +147,16 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
     return absl::ResourceExhaustedError(absl::StrCat("sensors: num_envs x probes = ", probes,
                                                      " exceeds the server limit of ", limits_.max_probes_per_scene));
   }
-  const int64_t estimate = EstimateSceneBytes(spec);
   const auto key = std::make_pair(tenant, spec.name);
+  std::set<std::string> visible;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
+    if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) visible = m->second;
   }
-  if (limits_.max_memory_bytes > 0 && memory_bytes() + estimate > limits_.max_memory_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("the scene needs about ", estimate,
-                                                     " bytes; the server's memory limit of ",
-                                                     limits_.max_memory_bytes, " bytes would be exceeded"));
-  }
-  TAXEL_ASSIGN_OR_RETURN(auto scene, scene::Scene::Create(spec, *meshes_));
+  const TenantMeshes meshes(*meshes_, std::move(visible));
+  Reservation budget(this, tenant);
+  TAXEL_ASSIGN_OR_RETURN(auto scene, scene::Scene::Create(spec, meshes, budget));
   auto entry = std::make_shared<SceneEntry>();
   entry->tenant = tenant;
   entry->name = spec.name;
@@ -109,7 +167,7 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
   TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
   scenes_[key] = entry;
   scene_bytes_[key] = bytes;
-  return entry;
+  return entry;  // the reservation is released after the real bytes are recorded
 }
 
 absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Get(const std::string& tenant,
@@ -139,8 +197,8 @@ absl::Status SceneRegistry::Delete(const std::string& tenant, const std::string&
 std::vector<std::shared_ptr<SceneEntry>> SceneRegistry::List(const std::string& tenant) const {
   std::vector<std::shared_ptr<SceneEntry>> out;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [key, entry] : scenes_) {
-    if (key.first == tenant) out.push_back(entry);
+  for (auto it = scenes_.lower_bound({tenant, ""}); it != scenes_.end() && it->first.first == tenant; ++it) {
+    out.push_back(it->second);
   }
   return out;
 }
@@ -157,11 +215,6 @@ absl::Status SceneRegistry::CheckAddSensor(const scene::Scene& scene, const sens
     return absl::ResourceExhaustedError(absl::StrCat("sensor: num_envs x probes would be ", probes,
                                                      ", over the server limit of ", limits_.max_probes_per_scene));
   }
-  const int64_t estimate = static_cast<int64_t>(sensors::Sensor::EstimateBytes(spec, scene.num_envs()));
-  if (limits_.max_memory_bytes > 0 && memory_bytes() + estimate > limits_.max_memory_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("sensor: needs about ", estimate,
-                                                     " bytes; the server's memory limit would be exceeded"));
-  }
   return absl::OkStatus();
 }
 
@@ -173,11 +226,69 @@ void SceneRegistry::UpdateSceneBytes(const SceneEntry& entry) {
   if (it != scene_bytes_.end()) it->second = bytes;
 }
 
-int64_t SceneRegistry::memory_bytes() const {
-  int64_t total = static_cast<int64_t>(meshes_->memory_bytes());
+// -----------------------------------------------------------------------------------------------
+// Meshes
+
+absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::string& tenant,
+                                                                std::vector<Eigen::Vector3d> vertices,
+                                                                std::vector<geometry::Triangle> triangles) {
+  Reservation budget(this, tenant);
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(
+      geometry::MeshStore::EstimateBytes(static_cast<int64_t>(vertices.size()), static_cast<int64_t>(triangles.size())),
+      "triangles", absl::StrCat("a mesh of ", vertices.size(), " vertices and ", triangles.size(), " triangles")));
+  MeshAdded out;
+  // "" as the field: the core's paths are then ".vertices[3]"; the caller strips the '.'.
+  TAXEL_ASSIGN_OR_RETURN(out.result, meshes_->Add(std::move(vertices), std::move(triangles), ""));
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [key, bytes] : scene_bytes_) total += bytes;
-  return total;
+  out.newly_added = tenant_meshes_[tenant].insert(out.result.id).second;
+  return out;
+}
+
+// -----------------------------------------------------------------------------------------------
+// Accounting
+
+int64_t SceneRegistry::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(TotalLocked());
+}
+
+TenantUsage SceneRegistry::usage(const std::string& tenant) const {
+  TenantUsage u;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = scenes_.lower_bound({tenant, ""}); it != scenes_.end() && it->first.first == tenant; ++it) {
+    ++u.num_scenes;
+  }
+  if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) u.num_meshes = static_cast<int>(m->second.size());
+  u.memory_bytes = static_cast<int64_t>(TenantBytesLocked(tenant));
+  return u;
+}
+
+int64_t ResolveMemoryLimit(int64_t requested) {
+  if (requested > 0) return requested;
+  double available = 0;
+  // cgroup v2 (a container's limit), then v1.
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    std::string text;
+    if (in >> text) {
+      double v = 0;
+      if (absl::SimpleAtod(text, &v) && v > 0 && v < 1e18) {
+        available = v;
+        break;
+      }
+    }
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name, unit;
+  double kb = 0;
+  while (meminfo >> name >> kb >> unit) {
+    if (name == "MemTotal:") {
+      available = available > 0 ? std::min(available, kb * 1024) : kb * 1024;
+      break;
+    }
+  }
+  if (!(available > 0)) available = 4e9;  // unknown: assume a small machine
+  return static_cast<int64_t>(0.75 * available);
 }
 
 }  // namespace taxel::server

@@ -1,15 +1,18 @@
-// Live scenes by (tenant, name), with per-scene serialisation and limit checks before allocation.
+// Live scenes and uploaded meshes by tenant, with the memory they hold: every request-sized
+// allocation is reserved against the server's limit and the tenant's quota before it is made.
 #ifndef TAXEL_SERVER_SCENE_REGISTRY_H_
 #define TAXEL_SERVER_SCENE_REGISTRY_H_
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/common/memory_budget.h"
 #include "core/geometry/mesh_store.h"
 #include "core/scene/scene.h"
 #include "server/options.h"
@@ -25,12 +28,41 @@ struct SceneEntry {
   bool deleted = false;
 };
 
+/// What one tenant holds (GetServerInfo reports the caller's).
+struct TenantUsage {
+  int num_scenes = 0;
+  int num_meshes = 0;
+  int64_t memory_bytes = 0;  ///< its scenes, its uploaded meshes, reservations in flight
+};
+
+class SceneRegistry;
+
+/// The budget of one request of one tenant: each Reserve is checked against the server's limit
+/// and the tenant's quota (counting what is in use and every reservation in flight) and held
+/// until the reservation is destroyed, by which time the registry records the real bytes.
+class Reservation final : public MemoryBudget {
+ public:
+  Reservation(SceneRegistry* registry, std::string tenant) : registry_(registry), tenant_(std::move(tenant)) {}
+  ~Reservation() override;
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+  absl::Status Reserve(double bytes, absl::string_view field, absl::string_view what) override;
+  double reserved() const { return reserved_; }
+
+ private:
+  SceneRegistry* registry_;
+  const std::string tenant_;
+  double reserved_ = 0;
+};
+
 class SceneRegistry {
  public:
+  /// `limits.max_memory_bytes` must be resolved (> 0; see ResolveMemoryLimit).
   SceneRegistry(const Limits& limits, geometry::MeshStore* meshes) : limits_(limits), meshes_(meshes) {}
 
-  /// Checks the limits on the spec (scenes, envs, probes, memory estimate: RESOURCE_EXHAUSTED),
-  /// then builds the scene. ALREADY_EXISTS when the tenant has a scene of that name.
+  /// Checks the name and the counted limits (scenes per server and tenant, envs, probes), then
+  /// builds the scene with a Reservation as its budget. ALREADY_EXISTS when the tenant has a scene
+  /// of that name; NOT_FOUND for a mesh this tenant has not uploaded.
   absl::StatusOr<std::shared_ptr<SceneEntry>> Create(const std::string& tenant, scene::SceneSpec spec);
   /// NOT_FOUND naming the scene.
   absl::StatusOr<std::shared_ptr<SceneEntry>> Get(const std::string& tenant, const std::string& name) const;
@@ -39,24 +71,48 @@ class SceneRegistry {
   std::vector<std::shared_ptr<SceneEntry>> List(const std::string& tenant) const;
   int size() const;
 
-  /// Limits check for adding a sensor to `entry`'s scene (call with entry->mu held).
+  struct MeshAdded {
+    geometry::MeshStore::AddResult result;
+    bool newly_added = false;  ///< new for this tenant (whether another tenant has it is not told)
+  };
+  /// Reserves the mesh's estimated bytes, builds it (once per content, shared by tenants) and
+  /// records that `tenant` holds it; its bytes count against each tenant that uploaded it.
+  absl::StatusOr<MeshAdded> AddMesh(const std::string& tenant, std::vector<Eigen::Vector3d> vertices,
+                                    std::vector<geometry::Triangle> triangles);
+
+  /// Limits check for adding a sensor to a scene of `tenant` (call with the entry's mu held).
   absl::Status CheckAddSensor(const scene::Scene& scene, const sensors::SensorSpec& spec) const;
-  /// Records the current size of a scene after its sensors changed (call with entry.mu held).
+  /// Records the current size of a scene after it changed (call with entry.mu held).
   void UpdateSceneBytes(const SceneEntry& entry);
-  /// Bytes held by scenes (sampled, approximate) plus the mesh store.
+
+  /// Bytes held by all scenes and meshes, with the reservations in flight.
   int64_t memory_bytes() const;
+  TenantUsage usage(const std::string& tenant) const;
+  const Limits& limits() const { return limits_; }
 
  private:
+  friend class Reservation;
+  using Key = std::pair<std::string, std::string>;  // (tenant, scene name)
+  // ALREADY_EXISTS for a taken name, RESOURCE_EXHAUSTED at the scene limits. Needs mu_.
+  absl::Status CheckRoomLocked(const Key& key) const;
+  double TotalLocked() const;
+  double TenantBytesLocked(const std::string& tenant) const;
+  absl::Status ReserveBytes(const std::string& tenant, double bytes, absl::string_view field, absl::string_view what);
+  void ReleaseBytes(const std::string& tenant, double bytes);
+
   const Limits limits_;
   geometry::MeshStore* meshes_;
-  using Key = std::pair<std::string, std::string>;  // (tenant, scene name)
-  // ALREADY_EXISTS for a taken name, RESOURCE_EXHAUSTED at the scene limit. Needs mu_.
-  absl::Status CheckRoomLocked(const Key& key) const;
-
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<SceneEntry>> scenes_;
-  std::map<Key, int64_t> scene_bytes_;  // at creation / sensor changes
+  std::map<Key, int64_t> scene_bytes_;                    // at creation and after every change
+  std::map<std::string, std::set<std::string>> tenant_meshes_;  // mesh ids each tenant uploaded
+  std::map<std::string, double> reserved_;                 // per tenant, in flight
+  double reserved_total_ = 0;
 };
+
+/// The memory limit a server runs with: `requested` when > 0; else three quarters of the memory
+/// this process may use (the cgroup's memory.max when set, else the machine's MemTotal).
+int64_t ResolveMemoryLimit(int64_t requested);
 
 }  // namespace taxel::server
 

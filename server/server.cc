@@ -1,6 +1,8 @@
 #include "server/server.h"
 
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -32,6 +34,17 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   if (options.request_threads <= 0) options.request_threads = std::max(2, options.eval_threads);
   s->options_ = options;
 
+  // Security settings fail closed: a half-configured TLS never falls back to plaintext.
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    return absl::InvalidArgumentError(tls.cert_file.empty() ? "tls_key: set without --tls_cert; TLS needs both"
+                                                            : "tls_cert: set without --tls_key; TLS needs both");
+  }
+  if (!tls.client_ca_file.empty() && tls.cert_file.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_client_ca: mutual TLS needs the server's own certificate too (--tls_cert and --tls_key)");
+  }
+  options.limits.max_memory_bytes = ResolveMemoryLimit(options.limits.max_memory_bytes);
+  s->options_ = options;
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
   if (!tls.cert_file.empty()) {
     auto cert = ReadFile(tls.cert_file, "tls_cert");
@@ -57,16 +70,17 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
     s->metrics_ = std::make_unique<NullMetrics>();
   }
   s->meshes_ = std::make_unique<geometry::MeshStore>();
-  s->registry_ = std::make_unique<SceneRegistry>(options.limits, s->meshes_.get());
+  s->registry_ = std::make_unique<SceneRegistry>(s->options_.limits, s->meshes_.get());
   s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
   s->executor_ = std::make_unique<RequestExecutor>(options.request_threads, options.max_queue);
   const bool auth = !tokens.empty();
-  TaxelService::Deps deps{&s->options_,           s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
-                          s->executor_.get(),      s->eval_pool_.get(), std::move(tokens)};
+  TaxelService::Deps deps{&s->options_,      s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
+                          s->executor_.get(), s->eval_pool_.get(), std::move(tokens)};
   s->service_ = std::make_unique<TaxelService>(std::move(deps));
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // The plugin is process-wide once initialised; tests of both settings run in separate processes.
+  if (options.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   const int max_bytes = static_cast<int>(std::min<int64_t>(options.limits.max_message_bytes, INT32_MAX));
   builder.SetMaxReceiveMessageSize(max_bytes);
@@ -116,8 +130,25 @@ void TaxelServer::Shutdown(double grace_seconds) {
   Drain();
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, grace_seconds) * 1e6));
+  // At the deadline the calls still waiting for a handler are answered UNAVAILABLE and never run;
+  // gRPC's Shutdown then only waits for the calls already running.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread refuser([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_until(lock, deadline, [&] { return done; });
+    lock.unlock();
+    executor_->RefuseQueued();
+  });
   server_->Shutdown(deadline);
-  executor_.reset();  // runs what is queued, then joins
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_one();
+  refuser.join();
+  executor_.reset();  // refuses anything left, joins
   Log(LogLevel::kInfo, "server_stopped", {});
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <new>
 #include <optional>
 #include <tuple>
 #include <thread>
@@ -29,6 +31,39 @@ grpc::Status Busy() {
   return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "server busy: the request queue is full; retry later");
 }
 
+grpc::Status ShuttingDown() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down; the request was not run");
+}
+
+// The last line of defence of "nothing on the request path takes the process down": every size a
+// request controls is reserved before it is allocated (core/common/memory_budget.h), so an
+// allocation failure here means the machine itself ran out of memory.
+template <typename Fn>
+grpc::Status GuardAllocation(Fn fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    Log(LogLevel::kError, "out_of_memory", {});
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "server: out of memory while handling the request");
+  } catch (const std::exception& e) {  // e.g. std::length_error from a container: a bug, reported as one
+    Log(LogLevel::kError, "internal_error", {{"what", e.what()}});
+    return grpc::Status(grpc::StatusCode::INTERNAL, "server: internal error while handling the request");
+  }
+}
+
+// Parses a request message from the raw call's bytes: INVALID_ARGUMENT when protobuf cannot
+// parse them (garbage, truncation, nesting deeper than protobuf's recursion limit) and when an
+// enum field holds a number its enum does not declare.
+template <typename Request>
+grpc::Status ParseRequest(const grpc::ByteBuffer& bytes, Request* request) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
+  if (!grpc::SerializationTraits<Request>::Deserialize(&copy, request).ok()) {
+    return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+        "request: not a valid ", Request::descriptor()->full_name(), " (protobuf parse failed)")));
+  }
+  return ToGrpcStatus(CheckEnumValues(*request));
+}
+
 grpc::Status SceneGone(const std::string& name) {
   return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("scene: scene '", name, "' was deleted"));
 }
@@ -45,12 +80,14 @@ grpc::Status WithScene(SceneRegistry& registry, const std::string& tenant, const
 }
 
 // A response the transport would refuse to send must be refused before the step changes state.
-absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t max_message_bytes) {
-  const int64_t bytes = EstimateResponseBytes(plan, num_envs);
+absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t matrix_bytes,
+                               int64_t max_message_bytes) {
+  const int64_t bytes = EstimateResponseBytes(plan, num_envs) + matrix_bytes;
   if (bytes <= max_message_bytes) return absl::OkStatus();
   return absl::ResourceExhaustedError(
       absl::StrCat("read: the readings of ", num_envs, " envs take about ", bytes,
-                   " bytes, over the message limit of ", max_message_bytes,
+                   " bytes", matrix_bytes > 0 ? absl::StrCat(" (", matrix_bytes, " of them the contact matrix)") : "",
+                   ", over the message limit of ", max_message_bytes,
                    " bytes; read fewer sensors, channels or envs, or set read.none"));
 }
 
@@ -58,13 +95,9 @@ absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t m
 // took (part of the decode phase).
 grpc::Status ParseStepRequest(const grpc::ByteBuffer& bytes, v1::StepRequest* request, double* seconds) {
   const auto start = Clock::now();
-  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
-  const bool ok = grpc::SerializationTraits<v1::StepRequest>::Deserialize(&copy, request).ok();
+  grpc::Status status = ParseRequest(bytes, request);
   *seconds = Seconds(start, Clock::now());
-  if (!ok) {
-    return ToGrpcStatus(absl::InvalidArgumentError("request: not a valid taxel.v1.StepRequest (protobuf parse failed)"));
-  }
-  return grpc::Status::OK;
+  return status;
 }
 
 // A protobuf message serialised into a response slice.
@@ -108,13 +141,9 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
     }
     if (finish) return DoFinish(*finish);
     const auto queued = Clock::now();
-    if (!service_->executor().TrySubmit([this, queued] { Process(queued); })) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        phase_ = Phase::kReading;  // nothing outstanding: Finish is allowed
-        if (!finished_) finish = TakeFinish(Busy());
-      }
-      if (finish) DoFinish(*finish);
+    if (!service_->executor().TrySubmit([this, queued] { Process(queued); },
+                                        [this] { Refuse(ShuttingDown()); })) {
+      Refuse(service_->draining() ? ShuttingDown() : Busy());
     }
   }
 
@@ -164,16 +193,19 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
  private:
   enum class Phase { kReading, kProcessing, kWriting };
 
-  void Process(Clock::time_point queued) {
-    double parse_seconds = 0;
-    grpc::Status status = ParseStepRequest(request_, &parsed_, &parse_seconds);
-    if (status.ok()) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        scene_ = parsed_.scene();
-      }
-      status = service_->StepOnce(tenant_, parsed_, &response_, queued, parse_seconds);
+  // The step read last is not run (queue full, or refused at shutdown): end the stream.
+  void Refuse(const grpc::Status& status) {
+    std::optional<grpc::Status> finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      phase_ = Phase::kReading;  // nothing outstanding: Finish is allowed
+      if (!finished_) finish = TakeFinish(status);
     }
+    if (finish) DoFinish(*finish);
+  }
+
+  void Process(Clock::time_point queued) {
+    grpc::Status status = GuardAllocation([&] { return Step(queued); });
     std::optional<grpc::Status> finish;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -188,6 +220,16 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
     StartWrite(&response_);
   }
 
+  grpc::Status Step(Clock::time_point queued) {
+    double parse_seconds = 0;
+    if (grpc::Status s = ParseStepRequest(request_, &parsed_, &parse_seconds); !s.ok()) return s;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      scene_ = parsed_.scene();
+    }
+    return service_->StepOnce(tenant_, parsed_, &response_, queued, parse_seconds);
+  }
+
   grpc::Status TakeFinish(const grpc::Status& status) {  // mu_ held, finished_ false
     finished_ = true;
     return status;
@@ -195,7 +237,7 @@ class StepStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
 
   void DoFinish(const grpc::Status& status) {
     service_->metrics().RpcHandled("StepStream", "bidi_stream", status.error_code(), Seconds(start_, Clock::now()));
-    Finish(status);
+    Finish(BoundedStatus(status));
   }
 
   TaxelService* service_;
@@ -239,7 +281,8 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   const auto start = Clock::now();
   deps_.metrics->RpcStarted(method, "unary");
-  auto finish = [this, reactor, method, start](const grpc::Status& status) {
+  auto finish = [this, reactor, method, start](const grpc::Status& unbounded) {
+    const grpc::Status status = BoundedStatus(unbounded);
     deps_.metrics->RpcHandled(method, "unary", status.error_code(), Seconds(start, Clock::now()));
     if (!status.ok() && status.error_code() != grpc::StatusCode::NOT_FOUND) {
       Log(LogLevel::kDebug, "rpc_error",
@@ -253,13 +296,32 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
     finish(auth);
     return reactor;
   }
-  if (!deps_.executor->TrySubmit([handler = std::move(handler), finish, tenant, start]() mutable {
-        finish(handler(tenant, start));
-      })) {
-    finish(Busy());
-  }
+  const bool queued = deps_.executor->TrySubmit(
+      [ctx, handler = std::move(handler), finish, tenant, start]() mutable {
+        // A call its client gave up on (deadline, cancel) while it waited is not run.
+        if (ctx->IsCancelled()) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "request: cancelled while queued"));
+        finish(GuardAllocation([&] { return handler(tenant, start); }));
+      },
+      [finish] { finish(ShuttingDown()); });
+  if (!queued) finish(draining_ ? ShuttingDown() : Busy());
   deps_.metrics->SetExecutorQueueDepth(static_cast<int64_t>(deps_.executor->queue_depth()));
   return reactor;
+}
+
+template <typename Request, typename Response, typename Handler>
+grpc::ServerUnaryReactor* TaxelService::Serve(grpc::CallbackServerContext* ctx, const char* method,
+                                              const grpc::ByteBuffer* in, grpc::ByteBuffer* out, Handler handler) {
+  return RunUnary(ctx, method, [in, out, handler = std::move(handler)](const std::string& tenant, Clock::time_point) {
+    Request request;
+    if (grpc::Status s = ParseRequest(*in, &request); !s.ok()) return s;
+    Response response;
+    grpc::Status status = handler(tenant, &request, &response);
+    if (status.ok()) {
+      bool own = false;
+      status = grpc::SerializationTraits<Response>::Serialize(response, out, &own);
+    }
+    return status;
+  });
 }
 
 void TaxelService::UpdateGauges() {
@@ -267,9 +329,9 @@ void TaxelService::UpdateGauges() {
   deps_.metrics->SetMemoryBytes(deps_.registry->memory_bytes());
 }
 
-grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContext* ctx,
-                                                      const v1::GetServerInfoRequest*, v1::ServerInfo* out) {
-  return RunUnary(ctx, "GetServerInfo", [this, out](const std::string&, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::GetServerInfoRequest, v1::ServerInfo>(ctx, "GetServerInfo", in, bytes, [this](const std::string& tenant, const v1::GetServerInfoRequest* /*req*/, v1::ServerInfo* out) -> grpc::Status {
     const Limits& l = deps_.options->limits;
     out->set_version(kTaxelVersion);
     out->set_grpc_version(grpc::Version());
@@ -280,6 +342,8 @@ grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContex
     lim->set_max_probes_per_scene(l.max_probes_per_scene);
     lim->set_max_triangles_per_mesh(l.max_triangles_per_mesh);
     lim->set_max_memory_bytes(l.max_memory_bytes);
+    lim->set_max_scenes_per_tenant(l.max_scenes_per_tenant);
+    lim->set_max_memory_bytes_per_tenant(l.max_memory_bytes_per_tenant);
     for (const char* cap : {"sensor:contact_probe", "sensor:contact_depth_probe", "sensor:kinematic_taxel",
                             "sensor:elastomer_taxel", "sensor:proximity_taxel", "imperfections", "history",
                             "contact_matrix:estimated", "contact_matrix:reported", "force_law:nonlinear",
@@ -289,41 +353,21 @@ grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContex
       out->add_capabilities(cap);
     }
     out->set_threads(deps_.eval_pool->num_workers());
-    out->set_num_scenes(deps_.registry->size());
-    out->set_num_meshes(deps_.meshes->size());
-    out->set_memory_bytes(deps_.registry->memory_bytes());
+    const TenantUsage usage = deps_.registry->usage(tenant);
+    out->set_num_scenes(usage.num_scenes);
+    out->set_num_meshes(usage.num_meshes);
+    out->set_memory_bytes(usage.memory_bytes);
     return grpc::Status::OK;
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* ctx, const v1::UploadMeshRequest* req,
-                                                   v1::UploadMeshResponse* out) {
-  return RunUnary(ctx, "UploadMesh", [this, req, out](const std::string&, Clock::time_point) -> grpc::Status {
+grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::UploadMeshRequest, v1::UploadMeshResponse>(ctx, "UploadMesh", in, bytes, [this](const std::string& tenant, const v1::UploadMeshRequest* req, v1::UploadMeshResponse* out) -> grpc::Status {
     auto decode = [&]() -> absl::Status {
-      TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(req->vertices(), "vertices"));
-      if (v.shape.size() != 2 || v.shape[1] != 3) {
-        return absl::InvalidArgumentError(absl::StrCat("vertices: expected shape [V, 3], got ", ShapeString(v.shape)));
-      }
-      TAXEL_ASSIGN_OR_RETURN(TensorView t, ViewTensor(req->triangles(), "triangles"));
-      if (t.shape.size() != 2 || t.shape[1] != 3 || t.dtype != v1::INT32) {
-        return absl::InvalidArgumentError(absl::StrCat("triangles: expected INT32 of shape [T, 3], got ",
-                                                       v1::DType_Name(t.dtype), " ", ShapeString(t.shape)));
-      }
-      if (t.shape[0] > deps_.options->limits.max_triangles_per_mesh) {
-        return absl::ResourceExhaustedError(absl::StrCat("triangles: ", t.shape[0], " triangles exceed the limit of ",
-                                                         deps_.options->limits.max_triangles_per_mesh));
-      }
-      std::vector<double> storage;
-      TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> xyz, RealValues(v, "vertices", &storage));
-      std::vector<Eigen::Vector3d> vertices(v.shape[0]);
-      for (size_t i = 0; i < vertices.size(); ++i) vertices[i] = Eigen::Vector3d(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]);
-      std::vector<geometry::Triangle> triangles(t.shape[0]);
-      std::memcpy(triangles.data(), t.bytes.data(), t.bytes.size());
-      if (deps_.options->limits.max_memory_bytes > 0 &&
-          deps_.registry->memory_bytes() + static_cast<int64_t>(t.shape[0]) * 400 > deps_.options->limits.max_memory_bytes) {
-        return absl::ResourceExhaustedError("mesh: the server's memory limit would be exceeded");
-      }
-      auto added_or = deps_.meshes->Add(std::move(vertices), std::move(triangles), "");
+      TAXEL_ASSIGN_OR_RETURN(DecodedMesh decoded,
+                             DecodeMeshUpload(*req, deps_.options->limits.max_triangles_per_mesh));
+      auto added_or = deps_.registry->AddMesh(tenant, std::move(decoded.vertices), std::move(decoded.triangles));
       if (!added_or.ok()) {
         // The core prefixes its paths with the field given and a '.'; with "" that leaves a leading
         // '.', and "vertices"/"triangles" are top-level fields of this request.
@@ -331,15 +375,15 @@ grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* 
         absl::ConsumePrefix(&message, ".");
         return absl::Status(added_or.status().code(), message);
       }
-      auto added = *std::move(added_or);
+      const auto& added = added_or->result;
       out->set_mesh_id(added.id);
-      out->set_newly_added(added.newly_added);
+      out->set_newly_added(added_or->newly_added);
       const auto& m = added.mesh->mesh();
       out->set_num_vertices(m.num_vertices());
       out->set_num_triangles(m.num_triangles());
       out->set_watertight(m.is_watertight());
       out->set_was_inside_out(m.was_inside_out());
-      if (added.newly_added) {
+      if (added_or->newly_added) {
         Log(LogLevel::kInfo, "mesh_uploaded",
             {{"mesh", added.id.substr(0, 16)}, {"triangles", std::to_string(m.num_triangles())},
              {"watertight", m.is_watertight() ? "true" : "false"}});
@@ -351,9 +395,9 @@ grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* 
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext* ctx,
-                                                    const v1::CreateSceneRequest* req, v1::SceneInfo* out) {
-  return RunUnary(ctx, "CreateScene", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::CreateSceneRequest, v1::SceneInfo>(ctx, "CreateScene", in, bytes, [this](const std::string& tenant, const v1::CreateSceneRequest* req, v1::SceneInfo* out) -> grpc::Status {
     if (draining_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down; no new scenes");
     auto spec = DecodeSceneSpec(req->spec());
     if (!spec.ok()) return ToGrpcStatus(spec.status(), "spec.");
@@ -374,9 +418,9 @@ grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext*
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::GetScene(grpc::CallbackServerContext* ctx, const v1::GetSceneRequest* req,
-                                                 v1::SceneInfo* out) {
-  return RunUnary(ctx, "GetScene", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::GetScene(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::GetSceneRequest, v1::SceneInfo>(ctx, "GetScene", in, bytes, [this](const std::string& tenant, const v1::GetSceneRequest* req, v1::SceneInfo* out) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       EncodeSceneInfo(*entry.scene, out);
       return grpc::Status::OK;
@@ -384,9 +428,9 @@ grpc::ServerUnaryReactor* TaxelService::GetScene(grpc::CallbackServerContext* ct
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::ListScenes(grpc::CallbackServerContext* ctx, const v1::ListScenesRequest*,
-                                                   v1::ListScenesResponse* out) {
-  return RunUnary(ctx, "ListScenes", [this, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::ListScenes(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::ListScenesRequest, v1::ListScenesResponse>(ctx, "ListScenes", in, bytes, [this](const std::string& tenant, const v1::ListScenesRequest* /*req*/, v1::ListScenesResponse* out) -> grpc::Status {
     for (const auto& entry : deps_.registry->List(tenant)) {
       std::lock_guard<std::mutex> lock(entry->mu);
       if (!entry->deleted) EncodeSceneInfo(*entry->scene, out->add_scenes());
@@ -395,9 +439,9 @@ grpc::ServerUnaryReactor* TaxelService::ListScenes(grpc::CallbackServerContext* 
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext* ctx,
-                                                    const v1::DeleteSceneRequest* req, v1::DeleteSceneResponse*) {
-  return RunUnary(ctx, "DeleteScene", [this, req](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::DeleteSceneRequest, v1::DeleteSceneResponse>(ctx, "DeleteScene", in, bytes, [this](const std::string& tenant, const v1::DeleteSceneRequest* req, v1::DeleteSceneResponse* /*out*/) -> grpc::Status {
     const absl::Status s = deps_.registry->Delete(tenant, req->scene());
     if (!s.ok()) return ToGrpcStatus(s);
     AbortStreams(tenant, req->scene(), SceneGone(req->scene()));
@@ -407,15 +451,16 @@ grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext*
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* ctx, const v1::AddSensorRequest* req,
-                                                  v1::SensorInfo* out) {
-  return RunUnary(ctx, "AddSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::AddSensorRequest, v1::SensorInfo>(ctx, "AddSensor", in, bytes, [this](const std::string& tenant, const v1::AddSensorRequest* req, v1::SensorInfo* out) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       auto spec = DecodeSensorSpec(req->sensor(), "sensor");
       if (!spec.ok()) return ToGrpcStatus(spec.status());
       scene::Scene& scene = *entry.scene;
       if (auto s = deps_.registry->CheckAddSensor(scene, *spec); !s.ok()) return ToGrpcStatus(s);
-      auto id = scene.AddSensor(*spec, "sensor");
+      Reservation budget(deps_.registry, tenant);
+      auto id = scene.AddSensor(*spec, "sensor", budget);
       if (!id.ok()) return ToGrpcStatus(id.status());
       EncodeSensorInfo(scene, *scene.FindSensor(*id), out);
       deps_.registry->UpdateSceneBytes(entry);
@@ -426,9 +471,9 @@ grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* c
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext* ctx,
-                                                     const v1::RemoveSensorRequest* req, v1::RemoveSensorResponse*) {
-  return RunUnary(ctx, "RemoveSensor", [this, req](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::RemoveSensor(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::RemoveSensorRequest, v1::RemoveSensorResponse>(ctx, "RemoveSensor", in, bytes, [this](const std::string& tenant, const v1::RemoveSensorRequest* req, v1::RemoveSensorResponse* /*out*/) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       scene::Scene& scene = *entry.scene;
       SensorId id;
@@ -465,11 +510,14 @@ grpc::Status TaxelService::StepOnce(const std::string& tenant, const v1::StepReq
           "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)"));
     }
     const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
-    if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+    const int64_t matrix_bytes = req.read().contact_matrix() ? EstimateContactMatrixBytes(scene, n_envs) : 0;
+    if (auto s = CheckResponseSize(*plan, n_envs, matrix_bytes, deps_.options->limits.max_message_bytes); !s.ok()) {
       return ToGrpcStatus(s);
     }
     scene::StepStats stats;
-    if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats); !s.ok()) return ToGrpcStatus(s);
+    Reservation budget(deps_.registry, tenant);  // a shorter dt may grow the delay rings
+    if (auto s = scene.Step(step.input, *deps_.eval_pool, &stats, budget); !s.ok()) return ToGrpcStatus(s);
+    if (budget.reserved() > 0) deps_.registry->UpdateSceneBytes(entry);
     const auto t2 = Clock::now();
     auto envs = scene.ResolveEnvIds(step.env_ids);  // validated by Step
     // The response in field order (server/step_wire.h): head and readings as slices, then the tail.
@@ -564,73 +612,22 @@ void TaxelService::Drain() {
   }
 }
 
-grpc::ServerUnaryReactor* TaxelService::UpdateSensor(grpc::CallbackServerContext* ctx,
-                                                     const v1::UpdateSensorRequest* req, v1::SensorInfo* out) {
-  return RunUnary(ctx, "UpdateSensor", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::UpdateSensor(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::UpdateSensorRequest, v1::SensorInfo>(ctx, "UpdateSensor", in, bytes, [this](const std::string& tenant, const v1::UpdateSensorRequest* req, v1::SensorInfo* out) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
-      scene::Scene& scene = *entry.scene;
-      sensors::Sensor* sensor = scene.FindMutableSensor(req->sensor());
-      if (sensor == nullptr) {
-        return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("sensor: no sensor named '", req->sensor(), "'"));
-      }
-      sensors::MeasuredPipeline* pipe = sensor->pipeline();
-      if (pipe == nullptr) {
-        return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
-            "sensor: '", req->sensor(), "' has no imperfections; configure them when adding it (e.g. a probe_gain)")));
-      }
-      // Validate everything first: a failed update changes nothing.
-      const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
-      auto envs = scene.ResolveEnvIds(requested);
-      if (!envs.ok()) return ToGrpcStatus(envs.status());
-      std::vector<double> gains;
-      bool per_env = false;
-      const int64_t n = sensor->num_probes();
-      if (req->has_probe_gain()) {
-        auto view = ViewTensor(req->probe_gain(), "probe_gain");
-        if (!view.ok()) return ToGrpcStatus(view.status());
-        const int64_t ne = static_cast<int64_t>(envs->size());
-        if (view->num_elements == n) {
-          per_env = false;
-        } else if (view->num_elements == ne * n && !view->shape.empty() && view->shape[0] == ne) {
-          per_env = true;
-        } else {
-          return ToGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
-              "probe_gain: expected ", n, " values (one per probe) or [", ne, ", ", n, "], got ", ShapeString(view->shape))));
-        }
-        std::vector<double> storage;
-        auto values = RealValues(*view, "probe_gain", &storage);
-        if (!values.ok()) return ToGrpcStatus(values.status());
-        for (double g : *values) {
-          if (!std::isfinite(g)) return ToGrpcStatus(absl::InvalidArgumentError("probe_gain: expected finite values"));
-        }
-        gains.assign(values->begin(), values->end());
-      }
-      for (const auto& [name, has, value] : {std::make_tuple("noise", req->has_noise(), req->noise()),
-                                             std::make_tuple("random_walk", req->has_random_walk(), req->random_walk())}) {
-        if (has && !(value >= 0 && std::isfinite(value))) {
-          return ToGrpcStatus(
-              absl::InvalidArgumentError(absl::StrCat(name, ": expected a finite value >= 0, got ", value)));
-        }
-      }
-      if (req->has_bias() && !std::isfinite(req->bias())) {
-        return ToGrpcStatus(absl::InvalidArgumentError("bias: expected a finite value"));
-      }
-      if (!gains.empty()) {
-        for (size_t i = 0; i < envs->size(); ++i) pipe->SetGains((*envs)[i], &gains[per_env ? i * n : 0]);
-      }
-      const auto& spec = pipe->spec();
-      pipe->SetNoise(req->has_noise() ? req->noise() : spec.noise,
-                     req->has_random_walk() ? req->random_walk() : spec.random_walk,
-                     req->has_bias() ? req->bias() : spec.bias);
-      EncodeSensorInfo(scene, *sensor, out);
+      auto update = DecodeSensorUpdate(*req, *entry.scene);
+      if (!update.ok()) return ToGrpcStatus(update.status());
+      ApplySensorUpdate(*update);
+      EncodeSensorInfo(*entry.scene, *update->sensor, out);
       return grpc::Status::OK;
     });
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext* ctx,
-                                                    const v1::ReadSensorsRequest* req, v1::ReadSensorsResponse* out) {
-  return RunUnary(ctx, "ReadSensors", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(ctx, "ReadSensors", in, bytes, [this](const std::string& tenant, const v1::ReadSensorsRequest* req, v1::ReadSensorsResponse* out) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       const scene::Scene& scene = *entry.scene;
       const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());
@@ -639,7 +636,7 @@ grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext*
       auto plan = PlanRead(req->read(), scene, "read");
       if (!plan.ok()) return ToGrpcStatus(plan.status());
       const int64_t n_envs = static_cast<int64_t>(envs->size());
-      if (auto s = CheckResponseSize(*plan, n_envs, deps_.options->limits.max_message_bytes); !s.ok()) {
+      if (auto s = CheckResponseSize(*plan, n_envs, 0, deps_.options->limits.max_message_bytes); !s.ok()) {
         return ToGrpcStatus(s);
       }
       out->set_step(scene.step_count());
@@ -655,9 +652,9 @@ grpc::ServerUnaryReactor* TaxelService::ReadSensors(grpc::CallbackServerContext*
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* ctx, const v1::ResetEnvsRequest* req,
-                                                  v1::ResetEnvsResponse*) {
-  return RunUnary(ctx, "ResetEnvs", [this, req](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::ResetEnvsRequest, v1::ResetEnvsResponse>(ctx, "ResetEnvs", in, bytes, [this](const std::string& tenant, const v1::ResetEnvsRequest* req, v1::ResetEnvsResponse* /*out*/) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       const std::vector<int32_t> envs(req->env_ids().begin(), req->env_ids().end());
       return ToGrpcStatus(entry.scene->Reset(envs));
@@ -665,10 +662,9 @@ grpc::ServerUnaryReactor* TaxelService::ResetEnvs(grpc::CallbackServerContext* c
   });
 }
 
-grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerContext* ctx,
-                                                         const v1::GetContactMatrixRequest* req,
-                                                         v1::GetContactMatrixResponse* out) {
-  return RunUnary(ctx, "GetContactMatrix", [this, req, out](const std::string& tenant, Clock::time_point) {
+grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                            grpc::ByteBuffer* bytes) {
+  return Serve<v1::GetContactMatrixRequest, v1::GetContactMatrixResponse>(ctx, "GetContactMatrix", in, bytes, [this](const std::string& tenant, const v1::GetContactMatrixRequest* req, v1::GetContactMatrixResponse* out) -> grpc::Status {
     return WithScene(*deps_.registry, tenant, req->scene(), [&](SceneEntry& entry) {
       const scene::Scene& scene = *entry.scene;
       const std::vector<int32_t> requested(req->env_ids().begin(), req->env_ids().end());

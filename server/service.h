@@ -24,17 +24,18 @@ namespace taxel::server {
 
 class StepStreamReactor;
 
-/// Every RPC on the callback API; Step and StepStream as raw methods (grpc::ByteBuffer in and
-/// out), so that their responses are written by hand (server/step_wire.h) into pooled buffers
-/// (server/response_buffers.h) instead of being built and serialised by protobuf. Their requests
-/// are parsed by protobuf as before; an unparseable request is INVALID_ARGUMENT ("request").
-using TaxelServiceBase = v1::Taxel::WithCallbackMethod_GetServerInfo<v1::Taxel::WithCallbackMethod_UploadMesh<
-    v1::Taxel::WithCallbackMethod_CreateScene<v1::Taxel::WithCallbackMethod_GetScene<
-        v1::Taxel::WithCallbackMethod_ListScenes<v1::Taxel::WithCallbackMethod_DeleteScene<
-            v1::Taxel::WithCallbackMethod_AddSensor<v1::Taxel::WithCallbackMethod_RemoveSensor<
-                v1::Taxel::WithCallbackMethod_UpdateSensor<v1::Taxel::WithRawCallbackMethod_Step<
-                    v1::Taxel::WithRawCallbackMethod_StepStream<v1::Taxel::WithCallbackMethod_ReadSensors<
-                        v1::Taxel::WithCallbackMethod_ResetEnvs<v1::Taxel::WithCallbackMethod_GetContactMatrix<
+/// Every RPC on the callback API as a raw method (grpc::ByteBuffer in and out): the service
+/// parses each request itself, so that a request protobuf cannot parse is INVALID_ARGUMENT
+/// ("request: ...") on every RPC, and checks every enum in it against its declared values. Step
+/// and StepStream responses are written by hand (server/step_wire.h) into pooled buffers
+/// (server/response_buffers.h) instead of being built and serialised by protobuf.
+using TaxelServiceBase = v1::Taxel::WithRawCallbackMethod_GetServerInfo<v1::Taxel::WithRawCallbackMethod_UploadMesh<
+    v1::Taxel::WithRawCallbackMethod_CreateScene<v1::Taxel::WithRawCallbackMethod_GetScene<
+        v1::Taxel::WithRawCallbackMethod_ListScenes<v1::Taxel::WithRawCallbackMethod_DeleteScene<
+            v1::Taxel::WithRawCallbackMethod_AddSensor<v1::Taxel::WithRawCallbackMethod_RemoveSensor<
+                v1::Taxel::WithRawCallbackMethod_UpdateSensor<v1::Taxel::WithRawCallbackMethod_Step<
+                    v1::Taxel::WithRawCallbackMethod_StepStream<v1::Taxel::WithRawCallbackMethod_ReadSensors<
+                        v1::Taxel::WithRawCallbackMethod_ResetEnvs<v1::Taxel::WithRawCallbackMethod_GetContactMatrix<
                             v1::Taxel::Service>>>>>>>>>>>>>>;
 
 class TaxelService final : public TaxelServiceBase {
@@ -51,32 +52,22 @@ class TaxelService final : public TaxelServiceBase {
   };
   explicit TaxelService(Deps deps);
 
-  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext*, const v1::GetServerInfoRequest*,
-                                          v1::ServerInfo*) override;
-  grpc::ServerUnaryReactor* UploadMesh(grpc::CallbackServerContext*, const v1::UploadMeshRequest*,
-                                       v1::UploadMeshResponse*) override;
-  grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext*, const v1::CreateSceneRequest*,
-                                        v1::SceneInfo*) override;
-  grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext*, const v1::GetSceneRequest*, v1::SceneInfo*) override;
-  grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext*, const v1::ListScenesRequest*,
-                                       v1::ListScenesResponse*) override;
-  grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext*, const v1::DeleteSceneRequest*,
-                                        v1::DeleteSceneResponse*) override;
-  grpc::ServerUnaryReactor* AddSensor(grpc::CallbackServerContext*, const v1::AddSensorRequest*,
-                                      v1::SensorInfo*) override;
-  grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const v1::RemoveSensorRequest*,
-                                         v1::RemoveSensorResponse*) override;
-  grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const v1::UpdateSensorRequest*,
-                                         v1::SensorInfo*) override;
+  // Raw: the request bytes are the method's request message, the response bytes its response.
+  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* UploadMesh(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* AddSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   /// Raw: the request bytes are a v1::StepRequest, the response bytes a v1::StepResponse.
   grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StepStream(grpc::CallbackServerContext*) override;
-  grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const v1::ReadSensorsRequest*,
-                                        v1::ReadSensorsResponse*) override;
-  grpc::ServerUnaryReactor* ResetEnvs(grpc::CallbackServerContext*, const v1::ResetEnvsRequest*,
-                                      v1::ResetEnvsResponse*) override;
-  grpc::ServerUnaryReactor* GetContactMatrix(grpc::CallbackServerContext*, const v1::GetContactMatrixRequest*,
-                                             v1::GetContactMatrixResponse*) override;
+  grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* ResetEnvs(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* GetContactMatrix(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
 
   /// SIGTERM path: refuse new scenes and streams (UNAVAILABLE) and end open streams with
   /// UNAVAILABLE. Unary calls in flight complete.
@@ -96,6 +87,12 @@ class TaxelService final : public TaxelServiceBase {
  private:
   template <typename Handler>
   grpc::ServerUnaryReactor* RunUnary(grpc::CallbackServerContext* ctx, const char* method, Handler handler);
+  /// RunUnary for a protobuf request and response: parses `in` as a Request (INVALID_ARGUMENT
+  /// when it cannot, or when an enum holds an undeclared value), runs
+  /// handler(tenant, request, &response), serialises the response into `out`.
+  template <typename Request, typename Response, typename Handler>
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out, Handler handler);
   grpc::Status Authenticate(grpc::CallbackServerContext* ctx, std::string* tenant) const;
   void AbortStreams(const std::string& tenant, const std::string& scene, const grpc::Status& status);
   void UpdateGauges();

@@ -30,6 +30,9 @@ absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
     return absl::InvalidArgumentError(absl::StrCat(
         field, ": quaternion norm must be at least 1e-6, got ", norm));
   }
+  if (!std::isfinite(norm)) {  // finite components whose squares overflow (|q| > 1e154)
+    return absl::InvalidArgumentError(absl::StrCat(field, ": quaternion norm overflows a double; normalise it first"));
+  }
   q.coeffs() /= norm;
   return RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
 }
@@ -41,7 +44,7 @@ bool TryPoseFromArray(const double* v, QuatOrder order, RigidTransform* out) {
   }
   Eigen::Quaterniond q = QuaternionFromArray(v + 3, order);
   const double norm = q.norm();
-  if (!(norm >= kMinQuaternionNorm)) return false;
+  if (!(norm >= kMinQuaternionNorm) || !std::isfinite(norm)) return false;
   q.coeffs() /= norm;
   *out = RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
   return true;

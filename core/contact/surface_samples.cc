@@ -65,7 +65,70 @@ void BuildGrid(SurfaceSamples* s, double spacing) {
   s->areas.swap(areas);
 }
 
+// Subdivision counts shared by SampleSurface and CountSurfaceSamples. Doubles: the caller has
+// checked that they fit an int before sampling.
+double Divisions(double length, double spacing, double at_least = 1) {
+  return std::max(at_least, std::ceil(length / spacing));
+}
+double SphereFrequency(double radius, double spacing) { return Divisions(radius * 1.1, spacing); }
+
 }  // namespace
+
+double CountSurfaceSamples(const geometry::Shape& s, double spacing) {
+  using geometry::ShapeKind;
+  spacing = std::max(spacing, 1e-6);
+  switch (s.kind()) {
+    case ShapeKind::kSphere: {
+      const double f = SphereFrequency(s.radius(), spacing);
+      return 20 * f * f;  // geodesic sphere: 20·f² triangles, one sample each
+    }
+    case ShapeKind::kBox: {
+      const Eigen::Vector3d h = s.half_extents();
+      double n = 0;
+      for (int axis = 0; axis < 3; ++axis) {
+        n += 2 * Divisions(2 * h[(axis + 1) % 3], spacing) * Divisions(2 * h[(axis + 2) % 3], spacing);
+      }
+      return n;
+    }
+    case ShapeKind::kCapsule:
+    case ShapeKind::kCylinder: {
+      const double r = s.radius(), l = s.half_length();
+      const double side = Divisions(2 * kPi * r, spacing, 8) * Divisions(2 * l, spacing);
+      if (s.kind() == ShapeKind::kCapsule) {
+        const double f = SphereFrequency(r, spacing);
+        return side + 20 * f * f;
+      }
+      // Caps: nr rings of max(6, ⌈2π·r_c / spacing⌉) ≤ 2π·r_c / spacing + 7 samples, with the
+      // ring centres r_c summing to r·nr / 2.
+      const double nr = Divisions(r, spacing);
+      return side + 2 * (kPi * r * nr / spacing + 7 * nr);
+    }
+    case ShapeKind::kMesh: {
+      const geometry::TriangleMesh& m = s.mesh()->mesh();
+      double n = 0;
+      for (int t = 0; t < m.num_triangles(); ++t) {
+        const auto& tri = m.triangle(t);
+        const Eigen::Vector3d &a = m.vertex(tri[0]), &b = m.vertex(tri[1]), &c = m.vertex(tri[2]);
+        const double k = Divisions(std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()}), spacing);
+        n += k * k;  // k² similar sub-triangles
+      }
+      return n;
+    }
+    default:
+      return 0;
+  }
+}
+
+double SampleSurfaceBytes(const geometry::Shape& s, double spacing) {
+  const double samples = CountSurfaceSamples(s, spacing);
+  if (samples == 0) return 0;
+  spacing = std::max(spacing, 1e-6);
+  const geometry::Aabb& b = s.local_bounds();
+  double cells = 1;
+  for (int a = 0; a < 3; ++a) cells *= std::floor((b.hi[a] - b.lo[a]) / (4 * spacing)) + 1;
+  // Points and areas twice (BuildGrid sorts into copies), the cell counts twice.
+  return samples * 2 * (sizeof(Eigen::Vector3d) + sizeof(double)) + (cells + 1) * 2 * sizeof(uint32_t);
+}
 
 SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
   using geometry::ShapeKind;
@@ -75,7 +138,7 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
     case ShapeKind::kSphere: {
       // Geodesic tessellation, projected onto the sphere: centroids pushed to the surface and
       // areas scaled so that they sum to 4πr².
-      const int f = std::max(1, static_cast<int>(std::ceil(s.radius() * 1.1 / spacing)));
+      const int f = static_cast<int>(SphereFrequency(s.radius(), spacing));
       SurfaceSamples flat;
       AddMesh(geometry::GeodesicSphere(s.radius(), f), 1e30, &flat);
       double total = 0;
@@ -91,8 +154,8 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
       const Eigen::Vector3d h = s.half_extents();
       for (int axis = 0; axis < 3; ++axis) {
         const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-        const int n1 = std::max(1, static_cast<int>(std::ceil(2 * h[a1] / spacing)));
-        const int n2 = std::max(1, static_cast<int>(std::ceil(2 * h[a2] / spacing)));
+        const int n1 = static_cast<int>(Divisions(2 * h[a1], spacing));
+        const int n2 = static_cast<int>(Divisions(2 * h[a2], spacing));
         const double area = (2 * h[a1] / n1) * (2 * h[a2] / n2);
         for (int side : {-1, 1}) {
           for (int i = 0; i < n1; ++i) {
@@ -112,8 +175,8 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
     case ShapeKind::kCapsule:
     case ShapeKind::kCylinder: {
       const double r = s.radius(), l = s.half_length();
-      const int nt = std::max(8, static_cast<int>(std::ceil(2 * kPi * r / spacing)));
-      const int nz = std::max(1, static_cast<int>(std::ceil(2 * l / spacing)));
+      const int nt = static_cast<int>(Divisions(2 * kPi * r, spacing, 8));
+      const int nz = static_cast<int>(Divisions(2 * l, spacing));
       const double side_area = (2 * kPi * r / nt) * (2 * l / nz);
       for (int i = 0; i < nt; ++i) {
         const double th = 2 * kPi * (i + 0.5) / nt;
@@ -132,11 +195,11 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
           out.areas.push_back(ball.areas[i]);
         }
       } else {
-        const int nr = std::max(1, static_cast<int>(std::ceil(r / spacing)));
+        const int nr = static_cast<int>(Divisions(r, spacing));
         for (int side : {-1, 1}) {
           for (int a = 0; a < nr; ++a) {
             const double r0 = r * a / nr, r1 = r * (a + 1) / nr, rc = 0.5 * (r0 + r1);
-            const int ns = std::max(6, static_cast<int>(std::ceil(2 * kPi * rc / spacing)));
+            const int ns = static_cast<int>(Divisions(2 * kPi * rc, spacing, 6));
             const double ring = kPi * (r1 * r1 - r0 * r0) / ns;
             for (int b = 0; b < ns; ++b) {
               const double th = 2 * kPi * (b + 0.5) / ns;
@@ -154,7 +217,7 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
         const auto& tri = m.triangle(t);
         const Eigen::Vector3d &a = m.vertex(tri[0]), &b = m.vertex(tri[1]), &c = m.vertex(tri[2]);
         const double longest = std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()});
-        SplitTriangle(a, b, c, std::max(1, static_cast<int>(std::ceil(longest / spacing))), &out);
+        SplitTriangle(a, b, c, static_cast<int>(Divisions(longest, spacing)), &out);
       }
       break;
     }

@@ -48,7 +48,17 @@ struct SurfaceSamples {
 /// Spheres: geodesic tessellation; boxes: a grid per face; capsules and cylinders: a (θ, z) grid
 /// on the side and polar grids / geodesic caps on the ends; meshes: each triangle split into k²
 /// similar sub-triangles, k = ⌈longest edge / spacing⌉.
+/// @pre SampleSurfaceBytes(shape, spacing) was reserved (it fits memory and the counts fit 32 bits).
 SurfaceSamples SampleSurface(const geometry::Shape& shape, double spacing);
+
+/// Number of samples SampleSurface(shape, spacing) makes (exact for spheres, boxes, capsule and
+/// cylinder sides and meshes, an upper bound for the cylinder caps), as a double so that any
+/// spacing can be asked about. O(triangles) for meshes, O(1) otherwise.
+double CountSurfaceSamples(const geometry::Shape& shape, double spacing);
+
+/// Peak bytes SampleSurface(shape, spacing) allocates: the samples (point and area, sorted into a
+/// copy) and the cell index of its grid (cells of 4 spacings over the shape's bounds).
+double SampleSurfaceBytes(const geometry::Shape& shape, double spacing);
 
 }  // namespace taxel::contact
 

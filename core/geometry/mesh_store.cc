@@ -6,6 +6,14 @@
 
 namespace taxel::geometry {
 
+absl::Status MeshNotFound(const std::string& id) {
+  return absl::NotFoundError(absl::StrCat("mesh '", id, "' has not been uploaded"));
+}
+
+double MeshStore::EstimateBytes(int64_t num_vertices, int64_t num_triangles) {
+  return 320e3 + 420.0 * static_cast<double>(num_triangles) + 64.0 * static_cast<double>(num_vertices);
+}
+
 absl::StatusOr<MeshStore::AddResult> MeshStore::Add(std::vector<Eigen::Vector3d> vertices,
                                                     std::vector<Triangle> triangles, absl::string_view field) {
   const std::string id = TriangleMesh::ContentId(vertices, triangles);
@@ -28,7 +36,7 @@ absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const s
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = meshes_.find(id);
-    if (it == meshes_.end()) return absl::NotFoundError(absl::StrCat("mesh '", id, "' has not been uploaded"));
+    if (it == meshes_.end()) return MeshNotFound(id);
     base = it->second;
   }
   if (!scale.allFinite() || (scale.array() == 0).any()) {
@@ -39,7 +47,9 @@ absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const s
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = scaled_.find(key);
-    if (it != scaled_.end()) return it->second;
+    if (it != scaled_.end()) {
+      if (auto live = it->second.lock()) return live;
+    }
   }
   std::vector<Eigen::Vector3d> vertices = base->mesh().vertices();
   for (auto& v : vertices) v = v.cwiseProduct(scale);
@@ -49,8 +59,14 @@ absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const s
   if (!mesh.ok()) return mesh.status();
   auto sdf = MeshSignedDistance::Build(*std::move(mesh));
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = scaled_.emplace(key, std::move(sdf));
-  return it->second;
+  // Drop the entries of freed variants (and a concurrent build of the same one wins or loses here).
+  for (auto it = scaled_.begin(); it != scaled_.end();) it = it->second.expired() ? scaled_.erase(it) : std::next(it);
+  auto [it, inserted] = scaled_.emplace(key, sdf);
+  if (!inserted) {
+    if (auto live = it->second.lock()) return live;
+    it->second = sdf;
+  }
+  return sdf;
 }
 
 bool MeshStore::Contains(const std::string& id) const {
@@ -75,8 +91,13 @@ size_t MeshStore::memory_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t total = 0;
   for (const auto& [id, m] : meshes_) total += m->memory_bytes() + m->mesh().memory_bytes();
-  for (const auto& [key, m] : scaled_) total += m->memory_bytes() + m->mesh().memory_bytes();
   return total;
+}
+
+size_t MeshStore::mesh_bytes(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = meshes_.find(id);
+  return it == meshes_.end() ? 0 : it->second->memory_bytes() + it->second->mesh().memory_bytes();
 }
 
 }  // namespace taxel::geometry

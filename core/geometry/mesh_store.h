@@ -16,19 +16,43 @@
 
 namespace taxel::geometry {
 
+/// Where scenes find uploaded meshes by content id: the whole store, or the part of it a tenant
+/// may see (server/scene_registry.h).
+class MeshLookup {
+ public:
+  virtual ~MeshLookup() = default;
+  /// The mesh with content id `id`, scaled per axis by `scale` (NOT_FOUND, see MeshNotFound, for
+  /// an unknown id; INVALID_ARGUMENT for a zero or non-finite scale component).
+  virtual absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> Get(
+      const std::string& id, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const = 0;
+  /// Bytes of mesh `id` and its structures (a scaled copy takes as much); 0 for an unknown id.
+  virtual size_t mesh_bytes(const std::string& id) const = 0;
+};
+
+/// The NOT_FOUND every lookup answers for a mesh it does not have.
+absl::Status MeshNotFound(const std::string& id);
+
 /// Thread-safe store of meshes and their acceleration structures, keyed by content id.
 ///
 /// Add() is idempotent: uploading the same vertices and triangles again returns the same id and
 /// stores nothing new. Scaled variants (non-unit mesh_scale in a scene) are built on first use
-/// and cached under (id, scale). Entries are held by shared_ptr, so a mesh stays alive while any
-/// scene uses it even after Remove().
-class MeshStore {
+/// and shared under (id, scale) while some scene holds them: the store keeps only a weak
+/// reference, so a variant is freed with the last scene that uses it (and one built for a scene
+/// whose creation then failed is freed at once). Entries are held by shared_ptr, so a mesh stays
+/// alive while any scene uses it even after Remove().
+class MeshStore final : public MeshLookup {
  public:
   struct AddResult {
     std::string id;
     bool newly_added = false;
     std::shared_ptr<const MeshSignedDistance> mesh;
   };
+
+  /// Upper bound of the bytes a mesh of this size takes once built (measured on geodesic spheres
+  /// and tori of 20 to 200k triangles: 100 kB to 310 kB of fixed cost, mostly the sign grid, plus
+  /// 350 to 370 B per triangle; the bound takes 320 kB + 420 B per triangle + 64 B per vertex).
+  /// Checked against the built size in mesh_store_test.
+  static double EstimateBytes(int64_t num_vertices, int64_t num_triangles);
 
   /// Validates (TriangleMesh::Create) and builds the acceleration structures once.
   absl::StatusOr<AddResult> Add(std::vector<Eigen::Vector3d> vertices, std::vector<Triangle> triangles,
@@ -37,19 +61,21 @@ class MeshStore {
   /// The mesh with content id `id`, scaled per axis by `scale` (NOT_FOUND for an unknown id;
   /// INVALID_ARGUMENT for a zero or non-finite scale component).
   absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> Get(
-      const std::string& id, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const;
+      const std::string& id, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const override;
 
   bool Contains(const std::string& id) const;
   /// Drops the store's reference (scenes keep theirs). Returns false if unknown.
   bool Remove(const std::string& id);
   int size() const;
-  /// Bytes held by the stored meshes and their structures (scaled variants included).
+  /// Bytes held by the stored meshes and their structures. Scaled variants are not included: they
+  /// belong to the scenes that use them (SceneModel::memory_bytes).
   size_t memory_bytes() const;
+  size_t mesh_bytes(const std::string& id) const override;
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const MeshSignedDistance>> meshes_;
-  mutable std::map<std::tuple<std::string, double, double, double>, std::shared_ptr<const MeshSignedDistance>>
+  mutable std::map<std::tuple<std::string, double, double, double>, std::weak_ptr<const MeshSignedDistance>>
       scaled_;
 };
 

@@ -50,7 +50,8 @@ absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selector
 
 absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(const contact::ContactMatrixSpec& spec,
                                                                              const SceneModel& m,
-                                                                             absl::string_view field) {
+                                                                             absl::string_view field,
+                                                                             MemoryBudget& budget) {
   TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.law, absl::StrCat(field, ".law")));
   if (!(spec.sample_spacing > 0) || !std::isfinite(spec.sample_spacing)) {
     return absl::InvalidArgumentError(
@@ -113,6 +114,29 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
     for (LinkIndex l : columns[c].links) est->column_of_link_[l.value()] = static_cast<int>(est->column_links_.size());
     est->column_links_.push_back(columns[c].links);
     col_names.push_back(columns[c].name);
+  }
+  // Everything is reserved before anything large is allocated.
+  const double matrix_bytes = static_cast<double>(m.num_envs()) * static_cast<double>(row_names.size()) *
+                              static_cast<double>(col_names.size()) * 3 * sizeof(float) * (spec.friction ? 2 : 1);
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(matrix_bytes, absl::StrCat(field, ".bodies"),
+                                       absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ",
+                                                    col_names.size(), " contact matrix")));
+  if (spec.source == contact::ContactSource::kEstimated) {
+    for (int l = 0; l < m.num_links(); ++l) {
+      if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
+      for (const auto& shapes : m.links()[l].assets) {
+        for (const ShapeInstance& si : shapes) {
+          const double samples = contact::CountSurfaceSamples(si.shape, spec.sample_spacing);
+          const std::string what = absl::StrCat("sampling a surface of link '", m.link(LinkIndex(l)).name, "' at ",
+                                                spec.sample_spacing, " m (", samples, " samples)");
+          const std::string f = absl::StrCat(field, ".sample_spacing");
+          // The samples and the grid cells are indexed with 32 bits.
+          if (samples > 1e9) return MemoryRefusal(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing), f, what,
+                                                  "a shape takes at most 1e9 samples; use a larger sample_spacing");
+          TAXEL_RETURN_IF_ERROR(budget.Reserve(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing), f, what));
+        }
+      }
+    }
   }
   est->matrix_ = std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names),
                                                           spec.friction);

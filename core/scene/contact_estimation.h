@@ -34,8 +34,11 @@ class ContactEstimation {
 
   /// Resolves the selection. Errors (INVALID_ARGUMENT naming `field`.bodies / .partners and the
   /// offending names): unknown names, globs matching nothing, no robot links; law validation.
-  static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(const contact::ContactMatrixSpec& spec,
-                                                                   const SceneModel& model, absl::string_view field);
+  /// RESOURCE_EXHAUSTED (naming `field`.sample_spacing or `field`.bodies) when the surface samples
+  /// or the matrix do not fit `budget`, which is asked before each is allocated.
+  static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(
+      const contact::ContactMatrixSpec& spec, const SceneModel& model, absl::string_view field,
+      MemoryBudget& budget = MemoryBudget::Unlimited());
 
   const contact::ContactMatrixSpec& spec() const { return spec_; }
   contact::ContactMatrix& matrix() { return *matrix_; }

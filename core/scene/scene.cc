@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/common/status_macros.h"
 #include "core/geometry/surface_sampling.h"
 #include "core/sensors/tracked_geometry.h"
@@ -18,11 +20,16 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, const geometry::MeshStore& meshes) {
-  TAXEL_ASSIGN_OR_RETURN(auto model, SceneModel::Build(spec, meshes));
+absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, const geometry::MeshLookup& meshes,
+                                                     MemoryBudget& budget) {
+  TAXEL_ASSIGN_OR_RETURN(auto model, SceneModel::Build(spec, meshes, budget));
   std::unique_ptr<Scene> scene(new Scene());
   scene->model_ = std::move(model);
   const SceneModel& m = *scene->model_;
+  const double per_env = static_cast<double>(m.num_moving_links()) * sizeof(sensors::LinkKinematics) +
+                         sizeof(uint8_t) + sizeof(uint32_t) + 2 * sizeof(uint64_t);
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(per_env * m.num_envs(), "num_envs",
+                                       absl::StrCat("the link state of ", m.num_envs(), " envs")));
   scene->kinematics_.resize(static_cast<size_t>(m.num_envs()) * m.num_moving_links());
   scene->static_kinematics_.resize(m.num_links());
   for (int l = 0; l < m.num_links(); ++l) scene->static_kinematics_[l].X_WL = m.links()[l].X_WL;
@@ -30,17 +37,28 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   scene->env_steps_.assign(m.num_envs(), 0);
   scene->env_steps_since_reset_.assign(m.num_envs(), 0);
   scene->reset_count_.assign(m.num_envs(), 0);
+  // Two sensors of one spec with the same name are a bad spec (INVALID_ARGUMENT), not a clash
+  // with an existing sensor (AddSensor's ALREADY_EXISTS).
+  std::map<std::string, size_t> first_with_name;
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
-    TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]")).status());
+    const auto [it, added] = first_with_name.emplace(spec.sensors[s].name, s);
+    if (!added) {
+      return absl::InvalidArgumentError(absl::StrCat("sensors[", s, "].name: '", spec.sensors[s].name,
+                                                     "' is already the name of sensors[", it->second, "]"));
+    }
+  }
+  for (size_t s = 0; s < spec.sensors.size(); ++s) {
+    TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]"), budget).status());
   }
   if (spec.contact_matrix.enabled()) {
-    TAXEL_ASSIGN_OR_RETURN(scene->contacts_, ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix"));
+    TAXEL_ASSIGN_OR_RETURN(scene->contacts_, ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix", budget));
   }
   scene->UpdateNeedsVelocity();
   return scene;
 }
 
-absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl::string_view field) {
+absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl::string_view field,
+                                          MemoryBudget& budget) {
   if (spec.name.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".name: expected a non-empty name"));
   }
@@ -54,6 +72,15 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
                            model_->FindLink(spec.filter_links[i], absl::StrCat(field, ".filter_links[", i, "]")));
     ignored.push_back(l);
   }
+  // Outputs, imperfection state and history; tracked sensors also sample the tracked surfaces
+  // (8 candidates per kept point, kept points and their index).
+  double bytes = static_cast<double>(sensors::Sensor::EstimateBytes(spec, model_->num_envs()));
+  if (spec.kind == sensors::SensorKind::kElastomerTaxel || spec.kind == sensors::SensorKind::kProximityTaxel) {
+    // (Validated by Sensor::Create below; a negative count must not make a negative size here.)
+    bytes += 10.0 * std::max(0, spec.n_sample_points) * sizeof(Eigen::Vector3d) *
+             static_cast<double>(spec.track_links.size());
+  }
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(bytes, field, absl::StrCat("sensor '", spec.name, "'")));
   const SensorId id(next_sensor_id_);
   TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
                                                               model_->num_envs(), model_->seed(), field));
@@ -140,7 +167,7 @@ absl::StatusOr<std::vector<int32_t>> Scene::ResolveEnvIds(absl::Span<const int32
   return envs;
 }
 
-absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* stats) {
+absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* stats, MemoryBudget& budget) {
   const auto t0 = std::chrono::steady_clock::now();
   const SceneModel& m = *model_;
   const int L = m.num_moving_links();
@@ -202,6 +229,20 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
       return absl::InvalidArgumentError(absl::StrCat("dt: sensor '", sensor->spec().name, "' has a jitter of ", jitter,
                                                      " s, which must not exceed dt (", in.dt, " s)"));
     }
+  }
+  // A shorter dt than any before grows the delay rings: reserve them now, before any state changes.
+  for (const auto& [id, sensor] : sensors_) {
+    const sensors::MeasuredPipeline* pipe = sensor->pipeline();
+    const double grow = pipe == nullptr ? 0 : pipe->RingGrowthBytes(in.dt);
+    if (grow == 0) continue;
+    const double slots = pipe->RingSlotsFor(in.dt);
+    const std::string what = absl::StrCat("the delay ring of sensor '", sensor->spec().name, "' (",
+                                          absl::StrFormat("%.0f", slots), " samples per probe for a delay of ",
+                                          pipe->spec().delay, " s at dt = ", in.dt, " s)");
+    if (slots > std::numeric_limits<int32_t>::max()) {
+      return MemoryRefusal(grow, "dt", what, "a ring holds at most 2^31 - 1 samples; use a larger dt");
+    }
+    TAXEL_RETURN_IF_ERROR(budget.Reserve(grow, "dt", what));
   }
   const auto t1 = std::chrono::steady_clock::now();
 

@@ -13,6 +13,7 @@
 #include "absl/types/span.h"
 #include "core/common/executor.h"
 #include "core/common/ids.h"
+#include "core/common/memory_budget.h"
 #include "core/common/pose.h"
 #include "core/geometry/mesh_store.h"
 #include "core/scene/contact_estimation.h"
@@ -57,14 +58,20 @@ struct StepStats {
 class Scene {
  public:
   /// Builds the model (SceneModel::Build) and adds spec.sensors in order ("sensors[i]" in errors).
-  static absl::StatusOr<std::unique_ptr<Scene>> Create(const SceneSpec& spec, const geometry::MeshStore& meshes);
+  /// Every allocation the spec sizes (per-env state, sensor buffers, scaled meshes, surface
+  /// samples, the contact matrix) is reserved from `budget` first: RESOURCE_EXHAUSTED naming the
+  /// field that asked for it.
+  static absl::StatusOr<std::unique_ptr<Scene>> Create(const SceneSpec& spec, const geometry::MeshLookup& meshes,
+                                                       MemoryBudget& budget = MemoryBudget::Unlimited());
 
   const SceneModel& model() const { return *model_; }
   int num_envs() const { return model_->num_envs(); }
 
   /// Validates and adds a sensor; ids are never reused. Errors: INVALID_ARGUMENT (spec, with the
-  /// option named), ALREADY_EXISTS (name taken), NOT_FOUND (link or filter link unknown).
-  absl::StatusOr<SensorId> AddSensor(const sensors::SensorSpec& spec, absl::string_view field = "sensor");
+  /// option named), ALREADY_EXISTS (name taken), NOT_FOUND (link or filter link unknown),
+  /// RESOURCE_EXHAUSTED when its buffers do not fit `budget`.
+  absl::StatusOr<SensorId> AddSensor(const sensors::SensorSpec& spec, absl::string_view field = "sensor",
+                                     MemoryBudget& budget = MemoryBudget::Unlimited());
   /// NOT_FOUND when no such sensor.
   absl::Status RemoveSensor(SensorId id);
   const sensors::Sensor* FindSensor(SensorId id) const;
@@ -78,8 +85,10 @@ class Scene {
   /// Validates `input` completely, then (only if valid) updates the stepped envs' poses and
   /// velocities and evaluates every sensor for them on `executor`. A failed step changes nothing.
   /// Errors: INVALID_ARGUMENT (sizes, non-finite numbers, quaternion order or norm, dt, repeated
-  /// env id) and OUT_OF_RANGE (env id), each naming the field and index.
-  absl::Status Step(const StepInput& input, Executor& executor, StepStats* stats = nullptr);
+  /// env id) and OUT_OF_RANGE (env id), each naming the field and index; RESOURCE_EXHAUSTED
+  /// ("dt") when a shorter dt would grow a delay ring beyond `budget`.
+  absl::Status Step(const StepInput& input, Executor& executor, StepStats* stats = nullptr,
+                    MemoryBudget& budget = MemoryBudget::Unlimited());
 
   /// Clears the per-env state of `env_ids` (all envs if empty): sensor outputs read 0, triggers
   /// off, velocity history dropped. Errors as for env_ids in Step; on error nothing is reset.

@@ -13,8 +13,8 @@ absl::Status InvalidArgument(absl::string_view field, absl::string_view message)
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
-absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::MeshStore& meshes,
-                                         const std::string& field) {
+absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::MeshLookup& meshes,
+                                         const std::string& field, MemoryBudget& budget) {
   using geometry::Shape;
   using geometry::ShapeKind;
   if (!spec.X_LS.p.allFinite() || !spec.X_LS.R.allFinite()) {
@@ -52,11 +52,18 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       if (!spec.mesh_scale.allFinite() || (spec.mesh_scale.array() == 0).any()) {
         return InvalidArgument(field + ".mesh.scale", "expected finite, non-zero components");
       }
+      const bool scaled = spec.mesh_scale != Eigen::Vector3d::Ones();
+      if (scaled) {
+        // A scaled copy is built (or shared) for this scene; it counts as the scene's memory.
+        TAXEL_RETURN_IF_ERROR(budget.Reserve(static_cast<double>(meshes.mesh_bytes(spec.mesh_id)),
+                                             field + ".mesh.scale", "a scaled copy of the mesh"));
+      }
       auto mesh = meshes.Get(spec.mesh_id, spec.mesh_scale);
       if (!mesh.ok()) {
         return absl::Status(mesh.status().code(), absl::StrCat(field, ".mesh.mesh_id: ", mesh.status().message()));
       }
       instance.shape = Shape::FromMesh(*std::move(mesh));
+      instance.scaled_mesh = scaled;
       break;
     }
   }
@@ -65,12 +72,12 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
 }
 
 absl::StatusOr<std::vector<ShapeInstance>> BuildShapes(const std::vector<ShapeSpec>& specs,
-                                                       const geometry::MeshStore& meshes,
-                                                       const std::string& field) {
+                                                       const geometry::MeshLookup& meshes,
+                                                       const std::string& field, MemoryBudget& budget) {
   std::vector<ShapeInstance> shapes;
   shapes.reserve(specs.size());
   for (size_t s = 0; s < specs.size(); ++s) {
-    TAXEL_ASSIGN_OR_RETURN(auto shape, BuildShape(specs[s], meshes, absl::StrCat(field, "[", s, "]")));
+    TAXEL_ASSIGN_OR_RETURN(auto shape, BuildShape(specs[s], meshes, absl::StrCat(field, "[", s, "]"), budget));
     shapes.push_back(std::move(shape));
   }
   return shapes;
@@ -96,7 +103,8 @@ absl::string_view EntityKindName(EntityKind kind) {
 }
 
 absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneSpec& spec,
-                                                                   const geometry::MeshStore& meshes) {
+                                                                   const geometry::MeshLookup& meshes,
+                                                                   MemoryBudget& budget) {
   if (spec.num_envs < 1) {
     return InvalidArgument("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
   }
@@ -172,12 +180,12 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
         }
         lm.X_WL = ls.X_WL;
       }
-      TAXEL_ASSIGN_OR_RETURN(auto shapes, BuildShapes(ls.shapes, meshes, lfield + ".shapes"));
+      TAXEL_ASSIGN_OR_RETURN(auto shapes, BuildShapes(ls.shapes, meshes, lfield + ".shapes", budget));
       lm.assets.push_back(std::move(shapes));
       for (size_t ai = 0; ai < es.assets.size(); ++ai) {
         TAXEL_ASSIGN_OR_RETURN(auto asset_shapes,
                                BuildShapes(es.assets[ai].link_shapes[li], meshes,
-                                           absl::StrCat(efield, ".assets[", ai, "].link_shapes[", li, "]")));
+                                           absl::StrCat(efield, ".assets[", ai, "].link_shapes[", li, "]"), budget));
         lm.assets.push_back(std::move(asset_shapes));
       }
       for (const auto& a : lm.assets) lm.asset_bounds_L.push_back(BoundsOf(a));
@@ -215,6 +223,17 @@ size_t SceneModel::memory_bytes() const {
     total += l.name.capacity() + l.short_name.capacity();
   }
   for (const auto& e : entities_) total += e.env_assets.capacity() * sizeof(int32_t);
+  // Scaled mesh copies belong to the scenes that use them (each distinct copy counted once).
+  std::set<const geometry::MeshSignedDistance*> scaled;
+  for (const auto& l : links_) {
+    for (const auto& a : l.assets) {
+      for (const ShapeInstance& si : a) {
+        if (si.scaled_mesh && scaled.insert(si.shape.mesh().get()).second) {
+          total += si.shape.mesh()->memory_bytes() + si.shape.mesh()->mesh().memory_bytes();
+        }
+      }
+    }
+  }
   return total;
 }
 

@@ -11,6 +11,7 @@
 #include "core/common/ids.h"
 #include "core/common/pose.h"
 #include "core/geometry/aabb.h"
+#include "core/common/memory_budget.h"
 #include "core/geometry/mesh_store.h"
 #include "core/geometry/shape.h"
 #include "core/scene/scene_spec.h"
@@ -23,6 +24,8 @@ struct ShapeInstance {
   RigidTransform X_LS;
   /// Bounds of the shape in L (infinite for half-spaces, unbounded below for heightfields).
   geometry::Aabb bounds_L;
+  /// A mesh with a non-unit scale: its copy is the scene's memory, not the mesh store's.
+  bool scaled_mesh = false;
 };
 
 struct LinkModel {
@@ -53,9 +56,10 @@ class SceneModel {
  public:
   /// Validates `spec` (everything but sensors) and resolves meshes from `meshes`.
   /// Errors: INVALID_ARGUMENT with the field path (e.g. "entities[1].links[0].shapes[2].radius"),
-  /// NOT_FOUND for a mesh id that was never uploaded.
-  static absl::StatusOr<std::shared_ptr<const SceneModel>> Build(const SceneSpec& spec,
-                                                                 const geometry::MeshStore& meshes);
+  /// NOT_FOUND for a mesh id that was never uploaded, RESOURCE_EXHAUSTED when a scaled mesh copy
+  /// does not fit `budget` (reserved before it is built).
+  static absl::StatusOr<std::shared_ptr<const SceneModel>> Build(
+      const SceneSpec& spec, const geometry::MeshLookup& meshes, MemoryBudget& budget = MemoryBudget::Unlimited());
 
   int num_envs() const { return num_envs_; }
   uint64_t seed() const { return seed_; }

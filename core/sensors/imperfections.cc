@@ -350,11 +350,35 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   written_[env] = 0;
 }
 
+double MeasuredPipeline::RingSlotsFor(double dt) const {
+  double need = spec_.history_length;
+  if (spec_.delay > 0) need = std::max(need, std::ceil((spec_.delay + spec_.jitter) / dt) + 1);
+  return need;
+}
+
+double MeasuredPipeline::RingGrowthBytes(double dt) const {
+  const double need = RingSlotsFor(dt);
+  if (need <= ring_) return 0;
+  return static_cast<double>(num_envs_) * need * n_ * channels_ * sizeof(float);
+}
+
+size_t MeasuredPipeline::memory_bytes() const {
+  size_t total = sizeof(*this) + ring_data_.capacity() * sizeof(float) + written_.capacity() * sizeof(uint64_t) +
+                 gains_.capacity() * sizeof(double) + dead_.capacity() + hyst_zero_.capacity() + active_.capacity();
+  for (const auto* v : {&dead_values_, &hyst_xi_, &hyst_prev_, &walk_, &held_, &g_rows_, &g_cols_, &inv_source_weight_}) {
+    total += v->capacity() * sizeof(float);
+  }
+  for (const auto* v : {&kernel_normal_, &kernel_shear_, &kernel_torque_, &source_weight_normal_,
+                        &source_weight_shear_, &source_weight_torque_}) {
+    total += v->capacity() * sizeof(double);
+  }
+  return total;
+}
+
 void MeasuredPipeline::Prepare(double dt) {
-  // Slots: the history, and the largest delay (with jitter) in steps, plus the current sample.
-  int need = spec_.history_length;
-  if (spec_.delay > 0) need = std::max(need, static_cast<int>(std::ceil((spec_.delay + spec_.jitter) / dt)) + 1);
-  if (need <= ring_) return;
+  const double slots = RingSlotsFor(dt);
+  if (slots <= ring_) return;
+  const int need = static_cast<int>(slots);
   const size_t nc = static_cast<size_t>(n_) * channels_;
   std::vector<float> grown(static_cast<size_t>(num_envs_) * need * nc, 0.f);
   // Keep every env's samples in order: slot (written − 1 − h) mod size holds sample age h.

@@ -86,8 +86,17 @@ class MeasuredPipeline {
   /// Without a resample range, gains set with SetGains survive the reset.
   void ResetEnv(int env, uint32_t reset_count);
 
+  /// Ring slots per env a step of `dt` needs: the history, and the largest delay (with jitter)
+  /// in steps plus the current sample. A double: 1 s of delay at dt = 1e-12 s is 1e12 slots.
+  double RingSlotsFor(double dt) const;
+  /// Bytes the ring will hold after Prepare(dt) when it must grow for `dt` (the new ring is
+  /// allocated before the old one is freed), 0 when it has room already.
+  double RingGrowthBytes(double dt) const;
   /// Grows the delay ring if `dt` needs more slots than it has (call before Process in a step).
+  /// @pre RingSlotsFor(dt) fits an int and its bytes were reserved (RingGrowthBytes).
   void Prepare(double dt);
+  /// Bytes held by the per-env state, the ring and the kernels.
+  size_t memory_bytes() const;
 
   /// Runs the stages for env e on raw[n·C] (the kernel's output with gain and noisy radius) and
   /// returns the measured sample the sensor reports now (n·C values, valid until the next Process

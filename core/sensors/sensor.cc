@@ -34,6 +34,8 @@ std::vector<ChannelGroup> GroupsOf(SensorKind kind) {
   return {};
 }
 
+constexpr int kMaxSamplePoints = 20000;
+
 int WidthOf(SensorKind kind) {
   int w = 0;
   for (ChannelGroup g : GroupsOf(kind)) w += g == ChannelGroup::kScalar ? 1 : 3;
@@ -149,7 +151,7 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     const std::string f = absl::StrCat(field, ".kinematic_taxel");
     TAXEL_RETURN_IF_ERROR(contact::ValidateSpringDamperParams(spec.spring_damper, f.c_str()));
     if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
-      TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.nonlinear, absl::StrCat(field, ".nonlinear_law")));
+      TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.nonlinear, absl::StrCat(field, ".kinematic_taxel.nonlinear_law")));
     }
   }
   if (spec.kind == SensorKind::kElastomerTaxel) {
@@ -162,9 +164,11 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     if (spec.track_links.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(field, ".track_links: expected at least one tracked link"));
     }
-    if (spec.n_sample_points < 1 || spec.n_sample_points > 1000000) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".n_sample_points: expected a value in [1, 1000000], got ", spec.n_sample_points));
+    // Farthest-point sampling picks n of 8·n candidates in O(8·n²): 20000 points take about a
+    // second, a million would hold a request thread for hours.
+    if (spec.n_sample_points < 1 || spec.n_sample_points > kMaxSamplePoints) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".n_sample_points: expected a value in [1, ",
+                                                     kMaxSamplePoints, "], got ", spec.n_sample_points));
     }
   }
   TAXEL_RETURN_IF_ERROR(ValidateImperfections(spec.imperfections, layout, field));
@@ -335,6 +339,7 @@ size_t Sensor::memory_bytes() const {
                                           o->displacement.capacity());
   }
   if (tracked_) total += tracked_->memory_bytes();
+  if (pipeline_) total += pipeline_->memory_bytes();
   return total + layout_.size() * (sizeof(Eigen::Vector3d) * 2 + sizeof(double));
 }
 

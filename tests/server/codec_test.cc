@@ -231,10 +231,10 @@ TEST(DecodePoseTest, RefusesWrongCountsMissingOrderAndBadNumbers) {
   cases[3].pose.set_quat_order(v1::WXYZ);
   cases[3].message = "shapes[0].pose: quaternion norm must be at least 1e-6, got 0";
   for (double p : {0.0, std::nan(""), 0.0}) cases[4].pose.add_position(p);
-  cases[4].message = "shapes[0].pose[1]: expected a finite number";
+  cases[4].message = "shapes[0].pose.position[1]: expected a finite number";
   for (double q : {0.0, 0.0, std::numeric_limits<double>::infinity(), 1.0}) cases[5].pose.add_quaternion(q);
   cases[5].pose.set_quat_order(v1::XYZW);
-  cases[5].message = "shapes[0].pose[5]: expected a finite number";  // element 5 of (x y z | qx qy qz qw)
+  cases[5].message = "shapes[0].pose.quaternion[2]: expected a finite number";  // the wire field and index
   for (const Case& c : cases) {
     auto X = DecodePose(c.pose, "shapes[0].pose");
     EXPECT_EQ(X.status().code(), absl::StatusCode::kInvalidArgument) << c.message;

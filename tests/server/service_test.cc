@@ -3,6 +3,7 @@
 // concurrency: service_consistency_test.cc; bad inputs: service_errors_test.cc; health, metrics,
 // drain and tokens: service_ops_test.cc.
 #include <cmath>
+#include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -60,7 +61,16 @@ TEST_F(ServiceLifecycleTest, ServerInfoReportsTheConfiguredLimits) {
   EXPECT_EQ(info->limits().max_envs_per_scene(), 64);
   EXPECT_EQ(info->limits().max_probes_per_scene(), 1 << 20);
   EXPECT_EQ(info->limits().max_triangles_per_mesh(), 100000);
-  EXPECT_EQ(info->limits().max_memory_bytes(), 0);
+  // 0 resolves to three quarters of the memory the process may use: at most ¾ of MemTotal.
+  {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string name;
+    double kb = 0;
+    meminfo >> name >> kb;
+    ASSERT_EQ(name, "MemTotal:");
+    EXPECT_GT(info->limits().max_memory_bytes(), 0);
+    EXPECT_LE(info->limits().max_memory_bytes(), static_cast<int64_t>(0.75 * kb * 1024) + 1);
+  }
   EXPECT_EQ(info->threads(), 2);
   EXPECT_EQ(info->num_scenes(), 0);
   EXPECT_EQ(info->num_meshes(), 0);

@@ -1,106 +1,23 @@
 // The real taxel-server binary as a subprocess: it reports its port on stderr, and on SIGTERM it
 // ends open streams with UNAVAILABLE and exits with code 0.
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "taxel/client.h"
-
-#ifndef TAXEL_SERVER_BINARY
-#error "TAXEL_SERVER_BINARY must name the taxel-server executable"
-#endif
+#include "tests/server/server_process.h"
 
 namespace taxel {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::ServerProcess;
 using Clock = std::chrono::steady_clock;
-
-// A child process running taxel-server with its stderr on a pipe. Kills the child (SIGKILL) if a
-// test ends before it exited.
-class ServerProcess {
- public:
-  bool Start() {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return false;
-    pid_ = fork();
-    if (pid_ < 0) return false;
-    if (pid_ == 0) {  // child: only async-signal-safe calls until exec
-      dup2(fds[1], STDERR_FILENO);
-      execl(TAXEL_SERVER_BINARY, "taxel-server", "--address=127.0.0.1:0", "--metrics_address=", "--threads=1",
-            "--request_threads=2", "--shutdown_grace_seconds=5", "--log_level=info", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    err_ = fds[0];
-    return true;
-  }
-
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (err_ >= 0) close(err_);
-  }
-
-  /// Reads stderr until `done(log)` holds, EOF, or the deadline; returns whether `done` held.
-  template <typename Done>
-  bool ReadUntil(Done done, Clock::time_point deadline) {
-    while (!done(log_)) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0 || eof_) return false;
-      pollfd p{err_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;  // timeout is checked above
-      char buf[4096];
-      const ssize_t n = read(err_, buf, sizeof(buf));
-      if (n <= 0) {
-        eof_ = true;
-      } else {
-        log_.append(buf, static_cast<size_t>(n));
-      }
-    }
-    return true;
-  }
-
-  /// The port of the `event=server_started ... port=NNNN` line, 0 if absent.
-  int Port() const {
-    const size_t line = log_.find("event=server_started");
-    if (line == std::string::npos) return 0;
-    const size_t at = log_.find(" port=", line);
-    const size_t end = log_.find_first_of(" \n", at + 6);
-    int port = 0;
-    if (at == std::string::npos || !absl::SimpleAtoi(log_.substr(at + 6, end - at - 6), &port)) return 0;
-    return port;
-  }
-
-  /// Waits for the child to exit after its stderr reached EOF; its wait status, or −1.
-  int Wait() {
-    int status = 0;
-    if (waitpid(pid_, &status, 0) != pid_) return -1;
-    pid_ = -1;
-    return status;
-  }
-
-  pid_t pid() const { return pid_; }
-  const std::string& log() const { return log_; }
-  bool eof() const { return eof_; }
-
- private:
-  pid_t pid_ = -1;
-  int err_ = -1;
-  bool eof_ = false;
-  std::string log_;
-};
 
 v1::SceneSpec OneBallScene() {
   // A sphere pad with one ContactDepthProbe on top, and a ball; one env.
@@ -127,12 +44,7 @@ v1::SceneSpec OneBallScene() {
 TEST(ShutdownTest, SigtermEndsStreamsWithUnavailableAndExitsZero) {
   ServerProcess server;
   ASSERT_TRUE(server.Start());
-  // Until the whole `event=server_started ... port=NNNN` line has arrived.
-  auto started = [](const std::string& log) {
-    const size_t at = log.find("event=server_started");
-    return at != std::string::npos && log.find('\n', at) != std::string::npos;
-  };
-  ASSERT_TRUE(server.ReadUntil(started, Clock::now() + std::chrono::seconds(20)))
+  ASSERT_TRUE(server.WaitStarted(Clock::now() + std::chrono::seconds(20)))
       << "no server_started line; stderr:\n" << server.log();
   const int port = server.Port();
   ASSERT_GT(port, 0) << server.log();
@@ -184,8 +96,7 @@ TEST(ShutdownTest, SigtermEndsStreamsWithUnavailableAndExitsZero) {
     while (state == GRPC_CHANNEL_READY && channel->WaitForStateChange(state, until)) state = channel->GetState(false);
   });
   // The process closes stderr when it exits: wait for EOF (bounded), then reap it.
-  const bool exited = server.ReadUntil([&](const std::string&) { return server.eof(); },
-                                       Clock::now() + std::chrono::seconds(8));
+  const bool exited = server.WaitEof(Clock::now() + std::chrono::seconds(8));
   watcher.join();
   ASSERT_TRUE(exited) << "taxel-server still running 8 s after SIGTERM; stderr:\n" << server.log();
   const int status = server.Wait();

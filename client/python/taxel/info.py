@@ -30,7 +30,9 @@ class Limits:
     max_envs_per_scene: int
     max_probes_per_scene: int
     max_triangles_per_mesh: int
-    max_memory_bytes: int  # 0 = unlimited
+    max_memory_bytes: int  # server-wide (the server resolves its default to 3/4 of its memory)
+    max_scenes_per_tenant: int = 0  # 0: only max_scenes
+    max_memory_bytes_per_tenant: int = 0  # 0: only max_memory_bytes
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class ServerInfo:
     limits: Limits
     capabilities: Tuple[str, ...]
     threads: int
-    num_scenes: int
+    num_scenes: int  # the caller's tenant's (the server's, without authentication)
     num_meshes: int
     memory_bytes: int
     proto: "service_pb2.ServerInfo" = field(repr=False, compare=False)
@@ -50,7 +52,8 @@ class ServerInfo:
         l = p.limits
         return cls(p.version, p.grpc_version,
                    Limits(l.max_message_bytes, l.max_scenes, l.max_envs_per_scene, l.max_probes_per_scene,
-                          l.max_triangles_per_mesh, l.max_memory_bytes),
+                          l.max_triangles_per_mesh, l.max_memory_bytes, l.max_scenes_per_tenant,
+                          l.max_memory_bytes_per_tenant),
                    tuple(p.capabilities), p.threads, p.num_scenes, p.num_meshes, p.memory_bytes, p)
 
 

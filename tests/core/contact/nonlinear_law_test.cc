@@ -221,7 +221,7 @@ TEST(NonlinearLawTest, KinematicTaxelUsesTheLaw) {
   spec.sensors[0].nonlinear.exponent = 0;
   auto bad = scene::Scene::Create(spec, meshes);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("sensors[0].nonlinear_law.exponent"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("sensors[0].kinematic_taxel.nonlinear_law.exponent"));
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+# TAXEL_SANITIZE: build every target of this tree with a sanitizer (scripts/sanitizers.sh,
+# `make test-asan`, `make test-tsan`; that script configures with clang, but gcc works too).
+#
+#   ""                   off (the default)
+#   "address,undefined"  AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer
+#   "thread"             ThreadSanitizer
+#
+# The flags are global (add_compile_options/add_link_options before any add_subdirectory), not on
+# taxel_options: the protoc-generated taxel_proto and the tests' health stubs do not link
+# taxel_options, yet they read and write our messages, so they are instrumented too, and every
+# executable links the sanitizer runtime (taxel-server included: the Python, Node, CLI and
+# shutdown tests then run the sanitized server). The Debian gRPC/protobuf/abseil libraries stay
+# uninstrumented; scripts/sanitizers/*.supp lists, with a reason each, what that costs.
+#
+# UBSan stops at the first report (-fno-sanitize-recover=all), so a report fails the test, as
+# ASan and TSan do. -O1 keeps the run time bearable with stacks that still name every frame.
+set(TAXEL_SANITIZE "" CACHE STRING "Sanitizers: \"\" (off), \"address,undefined\" or \"thread\"")
+set_property(CACHE TAXEL_SANITIZE PROPERTY STRINGS "" "address,undefined" "thread")
+
+if(TAXEL_SANITIZE STREQUAL "")
+  return()
+endif()
+if(NOT TAXEL_SANITIZE MATCHES "^(address,undefined|address|undefined|thread)$")
+  message(FATAL_ERROR "TAXEL_SANITIZE=\"${TAXEL_SANITIZE}\": expected \"\", \"address,undefined\" or \"thread\"")
+endif()
+if(TAXEL_FUZZ)
+  message(FATAL_ERROR "TAXEL_SANITIZE and TAXEL_FUZZ: the fuzz build has its own sanitizers; use a separate build dir")
+endif()
+if(TAXEL_NATIVE)
+  message(WARNING "TAXEL_SANITIZE with TAXEL_NATIVE: the sanitized binaries only run on this CPU")
+endif()
+message(STATUS "Sanitizers: ${TAXEL_SANITIZE} (${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION})")
+
+add_compile_options(-fsanitize=${TAXEL_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1)
+add_link_options(-fsanitize=${TAXEL_SANITIZE})
+
+# TSan and __attribute__((target_clones)): the clones' ifunc resolver runs while the dynamic
+# loader relocates the executable, before the TSan runtime is initialised, and the instrumented
+# resolver's first act, __tsan_func_entry, then segfaults (gcc 12 and clang 14 alike; the symptom
+# is a test executable that dies with SIGSEGV in "<function>.resolver" when CMake lists its tests).
+# no_sanitize cannot be combined with target_clones, so every source file that uses them is
+# compiled without TSan's function entry/exit hooks: its loads and stores are still checked for
+# races, only its functions are missing from the reports' stacks. Found by scanning the sources of
+# every target once all directories are configured.
+function(_taxel_tsan_without_entry_exit_in_target_clones dir)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    if(type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
+      continue()
+    endif()
+    get_target_property(sources ${t} SOURCES)
+    foreach(s ${sources})
+      if(NOT IS_ABSOLUTE ${s})
+        set(s ${dir}/${s})
+      endif()
+      if(NOT s MATCHES "\\.(cc|cpp)$" OR NOT EXISTS ${s})
+        continue()
+      endif()
+      file(STRINGS ${s} clones REGEX "target_clones")
+      if(clones)
+        message(STATUS "Sanitizers: ${s} uses target_clones: no TSan function entry/exit hooks")
+        if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+          set(flag "SHELL:-mllvm -tsan-instrument-func-entry-exit=0")
+        else()
+          set(flag "--param=tsan-instrument-func-entry-exit=0")
+        endif()
+        set_property(SOURCE ${s} DIRECTORY ${dir} APPEND PROPERTY COMPILE_OPTIONS "${flag}")
+      endif()
+    endforeach()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(d ${subdirs})
+    _taxel_tsan_without_entry_exit_in_target_clones(${d})
+  endforeach()
+endfunction()
+if(TAXEL_SANITIZE STREQUAL "thread")
+  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR}
+                 CALL _taxel_tsan_without_entry_exit_in_target_clones ${PROJECT_SOURCE_DIR})
+endif()

@@ -1,0 +1,380 @@
+#include "fuzz/fuzz_support.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
+#include "server/step_wire.h"
+
+namespace taxel::fuzz {
+namespace {
+
+using scene::EntityKind;
+using sensors::SensorKind;
+
+scene::ShapeSpec Shape(geometry::ShapeKind kind) {
+  scene::ShapeSpec s;
+  s.kind = kind;
+  return s;
+}
+
+scene::EntitySpec Entity(const std::string& name, EntityKind kind, const std::string& link, scene::ShapeSpec shape) {
+  scene::EntitySpec e;
+  e.name = name;
+  e.kind = kind;
+  e.links.push_back(scene::LinkSpec{link, {std::move(shape)}, RigidTransform()});
+  return e;
+}
+
+// A rows × cols grid, pitch `pitch` (m), in the plane z = z0 of the link, centred.
+sensors::SensorSpec GridSensor(const std::string& name, SensorKind kind, const std::string& link, int n, double pitch,
+                               double z0, double radius) {
+  sensors::SensorSpec s;
+  s.name = name;
+  s.kind = kind;
+  s.link = link;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) s.probe_local_pos.emplace_back((j - 0.5 * (n - 1)) * pitch, (i - 0.5 * (n - 1)) * pitch, z0);
+  }
+  s.grid_rows = s.grid_cols = n;
+  s.probe_radius = {radius};
+  return s;
+}
+
+// Four probes along the finger's +x side, normals +x.
+sensors::SensorSpec FingerSensor(const std::string& name, SensorKind kind) {
+  sensors::SensorSpec s;
+  s.name = name;
+  s.kind = kind;
+  s.link = "hand/finger";
+  for (int i = 0; i < 4; ++i) s.probe_local_pos.emplace_back(0.008, 0, -0.015 + 0.01 * i);
+  s.probe_radius = {0.002, 0.002, 0.0015, 0.0};  // the last one is a filler
+  s.probe_local_normal = {Eigen::Vector3d(1, 0, 0)};
+  return s;
+}
+
+// Every stage of the measured branch, with values a client could send.
+sensors::ImperfectionSpec AllImperfections(int n) {
+  sensors::ImperfectionSpec im;
+  im.probe_radius_noise = 1e-4;
+  im.probe_gain.assign(n, 1.0);
+  for (int i = 0; i < n; ++i) im.probe_gain[i] = 0.9 + 0.01 * i;
+  im.probe_gain_resample_range = std::make_pair(0.8, 1.2);
+  im.crosstalk_strength = 0.3;
+  im.crosstalk_sigma = 0.004;
+  im.crosstalk_border = sensors::CrosstalkBorder::kRenormalize;
+  im.hysteresis_strength = 0.2;
+  im.hysteresis_tau = 0.05;
+  im.random_walk = 0.01;
+  im.noise = 0.05;
+  im.bias = 0.01;
+  im.resolution = 0.001;
+  im.dead_taxel_probability = 0.1;
+  im.dead_taxel_value_range = {0.0, 0.5};
+  im.delay = 0.02;
+  im.jitter = 0.005;
+  im.history_length = 3;
+  im.update_period = 2;
+  return im;
+}
+
+}  // namespace
+
+server::Limits FuzzLimits() {
+  server::Limits l;
+  l.max_message_bytes = 16 << 20;
+  l.max_scenes = 8;
+  l.max_envs_per_scene = 64;
+  l.max_probes_per_scene = 1 << 16;
+  l.max_triangles_per_mesh = 4096;
+  l.max_memory_bytes = 256 << 20;
+  return l;
+}
+
+geometry::MeshData ClosedMesh() {
+  const double a = 0.02;
+  geometry::MeshData m;
+  m.vertices = {{a, 0, 0}, {-a, 0, 0}, {0, a, 0}, {0, -a, 0}, {0, 0, a}, {0, 0, -a}};
+  // Counter-clockwise seen from outside.
+  m.triangles = {{0, 2, 4}, {2, 1, 4}, {1, 3, 4}, {3, 0, 4}, {2, 0, 5}, {1, 2, 5}, {3, 1, 5}, {0, 3, 5}};
+  return m;
+}
+
+geometry::MeshData OpenMesh() {
+  const double h = 0.05;
+  geometry::MeshData m;
+  m.vertices = {{-h, -h, 0}, {h, -h, 0}, {h, h, 0}, {-h, h, 0}};
+  m.triangles = {{0, 1, 2}, {0, 2, 3}};
+  return m;
+}
+
+namespace {
+
+struct Meshes {
+  geometry::MeshStore store;
+  std::string closed_id, open_id;
+};
+
+Meshes& GetMeshes() {
+  static Meshes* meshes = [] {
+    auto* m = new Meshes;
+    for (auto [data, id] : {std::make_pair(ClosedMesh(), &m->closed_id), std::make_pair(OpenMesh(), &m->open_id)}) {
+      auto added = m->store.Add(std::move(data.vertices), std::move(data.triangles));
+      if (!added.ok()) {
+        std::fprintf(stderr, "fuzz fixture mesh: %s\n", added.status().ToString().c_str());
+        std::abort();
+      }
+      *id = added->id;
+    }
+    return m;
+  }();
+  return *meshes;
+}
+
+}  // namespace
+
+geometry::MeshStore& SharedMeshes() { return GetMeshes().store; }
+const std::string& ClosedMeshId() { return GetMeshes().closed_id; }
+const std::string& OpenMeshId() { return GetMeshes().open_id; }
+
+Executor& EvalPool() {
+  static ThreadPool* pool = new ThreadPool(2);
+  return *pool;
+}
+
+v1::SceneSpec FixedSceneSpec(bool reported) {
+  using geometry::ShapeKind;
+  scene::SceneSpec s;
+  s.name = reported ? "fixed-reported" : "fixed";
+  s.num_envs = kFixedEnvs;
+  s.seed = 7;
+
+  scene::ShapeSpec palm = Shape(ShapeKind::kBox);
+  palm.half_extents = Eigen::Vector3d(0.03, 0.03, 0.005);
+  scene::ShapeSpec finger = Shape(ShapeKind::kCapsule);
+  finger.radius = 0.008;
+  finger.half_length = 0.02;
+  scene::EntitySpec hand = Entity("hand", EntityKind::kRobot, "palm", palm);
+  hand.links.push_back(scene::LinkSpec{"finger", {finger}, RigidTransform()});
+  s.entities.push_back(std::move(hand));
+
+  scene::ShapeSpec ball = Shape(ShapeKind::kSphere);
+  ball.radius = 0.02;
+  scene::EntitySpec object = Entity("ball", EntityKind::kObject, "body", ball);
+  scene::ShapeSpec mesh = Shape(ShapeKind::kMesh);
+  mesh.mesh_id = ClosedMeshId();
+  object.assets.push_back(scene::AssetSpec{"octahedron", {{mesh}}});
+  object.env_assets = {0, 1};
+  s.entities.push_back(std::move(object));
+
+  scene::ShapeSpec tip = Shape(ShapeKind::kCylinder);
+  tip.radius = 0.005;
+  tip.half_length = 0.01;
+  s.entities.push_back(Entity("dart", EntityKind::kProjectile, "tip", tip));
+
+  scene::EntitySpec ground = Entity("ground", EntityKind::kTerrain, "plane", Shape(ShapeKind::kHalfSpace));
+  ground.links[0].X_WL.p = Eigen::Vector3d(0, 0, -0.1);
+  s.entities.push_back(std::move(ground));
+  scene::ShapeSpec bowl_mesh = Shape(ShapeKind::kMesh);
+  bowl_mesh.mesh_id = OpenMeshId();
+  // Unscaled: a scaled variant lives only as long as its scenes, and rebuilding its sign grid for
+  // every input would cost more than the rest of the input (scaled meshes: the scene seeds).
+  scene::EntitySpec bowl = Entity("bowl", EntityKind::kStatic, "shell", bowl_mesh);
+  bowl.links[0].X_WL.p = Eigen::Vector3d(0.2, 0, -0.05);
+  s.entities.push_back(std::move(bowl));
+
+  s.sensors.push_back(GridSensor("touch", SensorKind::kContactProbe, "hand/palm", 3, 0.01, 0.005, 0.002));
+  s.sensors.back().release_threshold = 5e-5;
+  s.sensors.push_back(GridSensor("kin", SensorKind::kKinematicTaxel, "hand/palm", 4, 0.008, 0.005, 0.002));
+  s.sensors.back().imperfections = AllImperfections(16);
+  s.sensors.push_back(GridSensor("gel", SensorKind::kElastomerTaxel, "hand/palm", 4, 0.008, 0.005, 0.0));
+  s.sensors.back().track_links = {"ball/body"};
+  s.sensors.back().n_sample_points = 32;
+  s.sensors.back().probe_local_normal = {Eigen::Vector3d(0, 0, 1)};
+  {
+    sensors::ImperfectionSpec& im = s.sensors.back().imperfections;
+    im.crosstalk_kernel = {0, 0.05, 0, 0.05, 0.8, 0.05, 0, 0.05, 0};
+    im.crosstalk_kernel_layers = 1;
+    im.crosstalk_kernel_rows = im.crosstalk_kernel_cols = 3;
+    im.noise = 1e-5;
+  }
+  s.sensors.push_back(FingerSensor("depth", SensorKind::kContactDepthProbe));
+  s.sensors.back().filter_links = {"hand/palm"};
+  s.sensors.back().imperfections.delay = 0.01;
+  s.sensors.back().imperfections.history_length = 2;
+  s.sensors.push_back(FingerSensor("kin_nl", SensorKind::kKinematicTaxel));
+  s.sensors.back().force_law = sensors::SensorSpec::ForceLaw::kNonlinear;
+  s.sensors.push_back(FingerSensor("prox", SensorKind::kProximityTaxel));
+  s.sensors.back().track_links = {"ball/body", "dart/tip"};
+  s.sensors.back().n_sample_points = 32;
+
+  s.contact_matrix.bodies = {"all"};
+  s.contact_matrix.partners = {"terrain", "object/*", "robot/*", "projectile/dart", "static/bowl"};
+  s.contact_matrix.source = reported ? contact::ContactSource::kReported : contact::ContactSource::kEstimated;
+  s.contact_matrix.friction = true;
+  s.contact_matrix.sample_spacing = 0.01;  // coarse: keeps the estimated pairs cheap
+
+  v1::SceneSpec out;
+  server::EncodeSceneSpec(s, &out);
+  return out;
+}
+
+std::vector<double> FixedPoses(int num_envs, double phase) {
+  std::vector<double> poses;
+  for (int e = 0; e < num_envs; ++e) {
+    const double dz = 0.0005 * std::sin(phase + e);
+    // palm at the origin; finger beside it; ball 1.5 mm into the palm's top face; dart at the finger.
+    for (const auto& p : {std::array<double, 3>{0, 0, 0}, {0.05, 0, 0.01}, {0.002 * e, 0, 0.0235 + dz},
+                          {0.05 + 0.008 + 0.004 + dz, 0, 0.01}}) {
+      poses.insert(poses.end(), {p[0], p[1], p[2], 0, 0, 0, 1});
+    }
+  }
+  return poses;
+}
+
+// ------------------------------------------------------------------------------------------
+
+std::unique_ptr<server::SceneRegistry> NewRegistry(geometry::MeshStore* meshes) {
+  return std::make_unique<server::SceneRegistry>(FuzzLimits(), meshes);
+}
+
+absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec, std::unique_ptr<server::SceneRegistry> registry) {
+  TAXEL_ASSIGN_OR_RETURN(scene::SceneSpec decoded, server::DecodeSceneSpec(spec));
+  LiveScene live;
+  live.registry = std::move(registry);
+  if (live.registry == nullptr) {
+    live.registry = NewRegistry(&SharedMeshes());
+    // The tenant uploads the fixture meshes first (a scene sees only its tenant's meshes); the
+    // shared store has them built already, so this only records them.
+    for (geometry::MeshData m : {ClosedMesh(), OpenMesh()}) {
+      TAXEL_RETURN_IF_ERROR(
+          live.registry->AddMesh(kTenant, std::move(m.vertices), std::move(m.triangles)).status());
+    }
+  }
+  TAXEL_ASSIGN_OR_RETURN(live.entry, live.registry->Create(kTenant, std::move(decoded)));
+  v1::SceneInfo info;
+  server::EncodeSceneInfo(live.scene(), &info);
+  return live;
+}
+
+LiveScene CreateSceneOrDie(const v1::SceneSpec& spec) {
+  auto live = CreateScene(spec);
+  if (!live.ok()) {
+    std::fprintf(stderr, "fuzz fixture scene '%s': %s\n", spec.name().c_str(), live.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(live);
+}
+
+LiveScene& FixedScene(bool reported) {
+  static LiveScene* scenes[2] = {nullptr, nullptr};
+  LiveScene*& live = scenes[reported ? 1 : 0];
+  if (live == nullptr) live = new LiveScene(CreateSceneOrDie(FixedSceneSpec(reported)));
+  const absl::Status reset = live->scene().Reset({});
+  if (!reset.ok()) {
+    std::fprintf(stderr, "fuzz fixture reset: %s\n", reset.ToString().c_str());
+    std::abort();
+  }
+  return *live;
+}
+
+absl::Status RunStep(const v1::StepRequest& request, LiveScene& live) {
+  scene::Scene& scene = live.scene();
+  server::DecodedStep step;
+  TAXEL_RETURN_IF_ERROR(server::DecodeStep(request, scene, &step));
+  TAXEL_ASSIGN_OR_RETURN(server::ReadPlan plan, server::PlanRead(request.read(), scene, "read"));
+  if (request.read().contact_matrix() && scene.contact_matrix() == nullptr) {
+    return absl::FailedPreconditionError("read.contact_matrix: no contact matrix");
+  }
+  const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
+  const int64_t matrix_bytes =
+      request.read().contact_matrix() ? server::EstimateContactMatrixBytes(scene, n_envs) : 0;
+  if (server::EstimateResponseBytes(plan, n_envs) + matrix_bytes > FuzzLimits().max_message_bytes) {
+    return absl::ResourceExhaustedError("read: over the message limit");
+  }
+  {
+    server::Reservation budget(live.registry.get(), kTenant);  // a shorter dt may grow the delay rings
+    TAXEL_RETURN_IF_ERROR(scene.Step(step.input, EvalPool(), nullptr, budget));
+    if (budget.reserved() > 0) live.registry->UpdateSceneBytes(*live.entry);
+  }
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(step.env_ids));
+  // The response as StepOnce builds it: hand-written readings, then the contact matrix.
+  const server::ReadingsWireWriter readings(plan, envs, scene.num_envs(), &EvalPool());
+  std::vector<grpc::Slice> slices = readings.Slices("head");
+  if (request.read().contact_matrix()) {
+    const google::protobuf::RepeatedPtrField<std::string> all;
+    v1::GetContactMatrixResponse matrix;
+    TAXEL_RETURN_IF_ERROR(server::EncodeContactMatrix(scene, envs, all, all,
+                                                      scene.contact_matrix()->matrix().has_friction(), &matrix));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunUpdateSensor(const v1::UpdateSensorRequest& request, scene::Scene& scene) {
+  TAXEL_ASSIGN_OR_RETURN(server::SensorUpdate update, server::DecodeSensorUpdate(request, scene));
+  server::ApplySensorUpdate(update);
+  v1::SensorInfo info;
+  server::EncodeSensorInfo(scene, *update.sensor, &info);
+  return absl::OkStatus();
+}
+
+absl::Status RunAddSensor(const v1::SensorSpec& sensor, LiveScene& live) {
+  TAXEL_ASSIGN_OR_RETURN(sensors::SensorSpec spec, server::DecodeSensorSpec(sensor, "sensor"));
+  TAXEL_RETURN_IF_ERROR(live.registry->CheckAddSensor(live.scene(), spec));
+  server::Reservation budget(live.registry.get(), kTenant);
+  TAXEL_ASSIGN_OR_RETURN(SensorId id, live.scene().AddSensor(spec, "sensor", budget));
+  v1::SensorInfo info;
+  server::EncodeSensorInfo(live.scene(), *live.scene().FindSensor(id), &info);
+  live.registry->UpdateSceneBytes(*live.entry);
+  return absl::OkStatus();
+}
+
+absl::Status RunRemoveSensor(const v1::RemoveSensorRequest& request, LiveScene& live) {
+  SensorId id;
+  if (request.sensor_case() == v1::RemoveSensorRequest::kName) {
+    const sensors::Sensor* s = live.scene().FindSensor(request.name());
+    if (s == nullptr) return absl::NotFoundError("name: no such sensor");
+    id = s->id();
+  } else if (request.sensor_case() == v1::RemoveSensorRequest::kSensorId) {
+    id = SensorId(request.sensor_id());
+  } else {
+    return absl::InvalidArgumentError("sensor: expected sensor_id or name");
+  }
+  TAXEL_RETURN_IF_ERROR(live.scene().RemoveSensor(id));
+  live.registry->UpdateSceneBytes(*live.entry);
+  return absl::OkStatus();
+}
+
+absl::Status RunReadSensors(const v1::ReadSensorsRequest& request, const scene::Scene& scene) {
+  const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
+  TAXEL_ASSIGN_OR_RETURN(server::ReadPlan plan, server::PlanRead(request.read(), scene, "read"));
+  if (server::EstimateResponseBytes(plan, static_cast<int64_t>(envs.size())) > FuzzLimits().max_message_bytes) {
+    return absl::ResourceExhaustedError("read: over the message limit");
+  }
+  v1::ReadSensorsResponse out;
+  if (request.history() != 0) {
+    TAXEL_RETURN_IF_ERROR(server::CheckHistory(plan, request.history(), "history"));
+    server::EncodeHistory(plan, request.history(), envs, out.mutable_readings());
+    return absl::OkStatus();
+  }
+  server::EncodeReadings(plan, envs, scene.num_envs(), out.mutable_readings());
+  return absl::OkStatus();
+}
+
+absl::Status RunGetContactMatrix(const v1::GetContactMatrixRequest& request, const scene::Scene& scene) {
+  const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
+  v1::GetContactMatrixResponse out;
+  return server::EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(), &out);
+}
+
+absl::Status RunReset(const v1::ResetEnvsRequest& request, scene::Scene& scene) {
+  const std::vector<int32_t> envs(request.env_ids().begin(), request.env_ids().end());
+  return scene.Reset(envs);
+}
+
+}  // namespace taxel::fuzz
