@@ -122,17 +122,27 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
                                        absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ",
                                                     col_names.size(), " contact matrix")));
   if (spec.source == contact::ContactSource::kEstimated) {
+    // Sampling costs time in proportion to its memory: a scene takes at most kMaxSamples samples
+    // (a humanoid at the default 5 mm takes about 1e5), so that one request cannot hold a request
+    // thread for long.
+    constexpr double kMaxSamples = 2e6;
+    double total = 0;
     for (int l = 0; l < m.num_links(); ++l) {
       if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
       for (const auto& shapes : m.links()[l].assets) {
         for (const ShapeInstance& si : shapes) {
           const double samples = contact::CountSurfaceSamples(si.shape, spec.sample_spacing);
+          total += samples;
+          if (total > kMaxSamples) {
+            return MemoryRefusal(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing),
+                                 absl::StrCat(field, ".sample_spacing"),
+                                 absl::StrCat("sampling the surfaces at ", spec.sample_spacing, " m (", total,
+                                              " samples so far, at link '", m.link(LinkIndex(l)).name, "')"),
+                                 "a scene takes at most 2e6 samples; use a larger sample_spacing");
+          }
           const std::string what = absl::StrCat("sampling a surface of link '", m.link(LinkIndex(l)).name, "' at ",
                                                 spec.sample_spacing, " m (", samples, " samples)");
           const std::string f = absl::StrCat(field, ".sample_spacing");
-          // The samples and the grid cells are indexed with 32 bits.
-          if (samples > 1e9) return MemoryRefusal(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing), f, what,
-                                                  "a shape takes at most 1e9 samples; use a larger sample_spacing");
           TAXEL_RETURN_IF_ERROR(budget.Reserve(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing), f, what));
         }
       }

@@ -119,7 +119,8 @@ size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs) {
     // measured outputs + raw + hysteresis/walk/held/dead + ring
     const size_t w = static_cast<size_t>(WidthOf(spec.kind));
     per_probe *= 2;
-    per_probe += 4 * w * (6 + std::max(spec.imperfections.history_length, 2));
+    // In size_t: called before validation, with any history_length a request holds.
+    per_probe += 4 * w * (6 + static_cast<size_t>(std::max(spec.imperfections.history_length, 2)));
   }
   return per_probe * spec.probe_local_pos.size() * static_cast<size_t>(std::max(num_envs, 0));
 }

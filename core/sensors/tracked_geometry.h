@@ -50,8 +50,10 @@ class TrackedGeometry {
 
   /// Elastomer shear anchors of env e: anchored flag and anchor (sensor link frame) per point of
   /// tracked link t's asset in that env.
-  uint8_t* anchored(int env, int t) { return &anchored_[offset(env, t)]; }
-  Eigen::Vector3d* anchors(int env, int t) { return &anchors_[offset(env, t)]; }
+  /// (Pointer arithmetic, not operator[]: a link without points, e.g. a half-space, has an
+  /// empty range, possibly at the end of an empty vector.)
+  uint8_t* anchored(int env, int t) { return anchored_.data() + offset(env, t); }
+  Eigen::Vector3d* anchors(int env, int t) { return anchors_.data() + offset(env, t); }
 
   void ResetEnv(int env);
   size_t memory_bytes() const;

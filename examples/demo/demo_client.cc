@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   if (!mesh.ok()) return Fail(mesh.status());
   std::printf("Uploaded a %d-triangle ball mesh (watertight: %s)\n", mesh->num_triangles(),
               mesh->watertight() ? "yes" : "no");
-  client.DeleteScene("taxel-demo").ok();  // leftovers of an earlier run
+  client.DeleteScene("taxel-demo").IgnoreError();  // leftovers of an earlier run
   auto scene = client.CreateScene(MakeSpec(mesh->mesh_id()));
   if (!scene.ok()) return Fail(scene.status());
   std::printf("Scene '%s': moving links [%s, %s], sensors 'skin' (KinematicTaxel) and 'depth' (ContactDepthProbe), "
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     }
   }
   if (auto s = stream->Close(); !s.ok()) return Fail(s);
-  client.DeleteScene("taxel-demo").ok();
+  client.DeleteScene("taxel-demo").IgnoreError();
   std::printf("\nDone: 300 steps streamed; peak total normal force %.3f N.\n", peak_force);
   return 0;
 }
