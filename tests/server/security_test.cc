@@ -83,10 +83,13 @@ TEST(TlsSettingsTest, HalfConfigurationsRefuseToStart) {
 // Work refused at shutdown never runs.
 
 TEST(RequestExecutorTest, RefusedWorkNeverRuns) {
-  server::RequestExecutor executor(1, 16);
+  // Declared before the executor, so that they outlive its threads (the destructor joins them).
   std::mutex mu;
   std::condition_variable cv;
   bool release = false, started = false;
+  std::atomic<int> ran{0}, refused{0};
+  auto owned = std::make_unique<server::RequestExecutor>(1, 16);
+  server::RequestExecutor& executor = *owned;
   // The only thread is held by the first closure, so the next three stay queued.
   ASSERT_TRUE(executor.TrySubmit([&] {
     std::unique_lock<std::mutex> lock(mu);
@@ -98,7 +101,6 @@ TEST(RequestExecutorTest, RefusedWorkNeverRuns) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return started; });
   }
-  std::atomic<int> ran{0}, refused{0};
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(executor.TrySubmit([&] { ++ran; }, [&] { ++refused; }));
   }
@@ -110,7 +112,9 @@ TEST(RequestExecutorTest, RefusedWorkNeverRuns) {
     release = true;
   }
   cv.notify_all();
-  // The destructor joins the thread: whatever could still run has run by then.
+  owned.reset();  // joins the thread: whatever could still run has run by now
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(refused.load(), 3);
 }
 
 // SIGTERM with queued work (finding 8): one request thread, eight concurrent slow steps, a grace
