@@ -90,7 +90,9 @@ TEST(NonzeroMaskTest, MatchesReferenceAndRoundTrips) {
       char* end = PackNonzero(data.data(), n, item, mask.data(), packed.data());
       ASSERT_EQ(static_cast<size_t>(end - packed.data()), count * item);
       // (ref_packed is empty, and its data() may be null, when nothing is nonzero.)
-      if (!ref_packed.empty()) EXPECT_EQ(std::memcmp(packed.data(), ref_packed.data(), ref_packed.size()), 0);
+      if (!ref_packed.empty()) {
+        EXPECT_EQ(std::memcmp(packed.data(), ref_packed.data(), ref_packed.size()), 0);
+      }
       std::vector<unsigned char> back(n * item + 1, 0xAB);
       UnpackNonzero(packed.data(), n, item, mask.data(), back.data());
       EXPECT_EQ(std::memcmp(back.data(), data.data(), n * item), 0);
