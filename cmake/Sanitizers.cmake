@@ -37,20 +37,28 @@ message(STATUS "Sanitizers: ${TAXEL_SANITIZE} (${CMAKE_CXX_COMPILER_ID} ${CMAKE_
 add_compile_options(-fsanitize=${TAXEL_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O2)
 add_link_options(-fsanitize=${TAXEL_SANITIZE})
 
-# TSan and __attribute__((target_clones)): the clones' ifunc resolver runs while the dynamic
-# loader relocates the executable, before the TSan runtime is initialised, and the instrumented
-# resolver's first act, __tsan_func_entry, then segfaults (gcc 12 and clang 14 alike; the symptom
-# is a test executable that dies with SIGSEGV in "<function>.resolver" when CMake lists its tests).
-# no_sanitize cannot be combined with target_clones, so every source file that uses them is
-# compiled without TSan's function entry/exit hooks: its loads and stores are still checked for
-# races, only its functions are missing from the reports' stacks. Found by scanning the sources of
-# every target once all directories are configured.
-function(_taxel_tsan_without_entry_exit_in_target_clones dir)
+# TSan only, once all directories are configured (a deferred call that walks every target):
+#
+# 1. Every executable links scripts/sanitizers/tsan_absl_sync.cc, which shows TSan the
+#    absl::Mutex/CondVar that Debian's uninstrumented gRPC synchronises its threads with (see that
+#    file); without it each gRPC test reports thousands of races between gRPC's own threads.
+#
+# 2. __attribute__((target_clones)): the clones' ifunc resolver runs while the dynamic loader
+#    relocates the executable, before the TSan runtime is initialised, and the instrumented
+#    resolver's first act, __tsan_func_entry, then segfaults (gcc 12 and clang 14 alike; the
+#    symptom is a test executable that dies with SIGSEGV in "<function>.resolver" when CMake lists
+#    its tests). no_sanitize cannot be combined with target_clones, so every source file that
+#    mentions them is compiled without TSan's function entry/exit hooks: its loads and stores are
+#    still checked for races, only its functions are missing from the reports' stacks.
+function(_taxel_tsan_walk dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(t ${targets})
     get_target_property(type ${t} TYPE)
-    if(type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
+    if(type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY" OR t STREQUAL "taxel_tsan_absl_sync")
       continue()
+    endif()
+    if(type STREQUAL "EXECUTABLE")
+      target_link_libraries(${t} PRIVATE taxel_tsan_absl_sync)
     endif()
     get_target_property(sources ${t} SOURCES)
     foreach(s ${sources})
@@ -62,22 +70,26 @@ function(_taxel_tsan_without_entry_exit_in_target_clones dir)
       endif()
       file(STRINGS ${s} clones REGEX "target_clones")
       if(clones)
-        message(STATUS "Sanitizers: ${s} uses target_clones: no TSan function entry/exit hooks")
+        message(STATUS "Sanitizers: ${s} mentions target_clones: no TSan function entry/exit hooks")
         if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-          set(flag "SHELL:-mllvm -tsan-instrument-func-entry-exit=0")
+          set(flag -mllvm -tsan-instrument-func-entry-exit=0)  # two words: SHELL: is for targets only
         else()
           set(flag "--param=tsan-instrument-func-entry-exit=0")
         endif()
-        set_property(SOURCE ${s} DIRECTORY ${dir} APPEND PROPERTY COMPILE_OPTIONS "${flag}")
+        set_property(SOURCE ${s} DIRECTORY ${dir} APPEND PROPERTY COMPILE_OPTIONS ${flag})
       endif()
     endforeach()
   endforeach()
   get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
   foreach(d ${subdirs})
-    _taxel_tsan_without_entry_exit_in_target_clones(${d})
+    _taxel_tsan_walk(${d})
   endforeach()
 endfunction()
+function(_taxel_tsan_finish)
+  add_library(taxel_tsan_absl_sync OBJECT ${PROJECT_SOURCE_DIR}/scripts/sanitizers/tsan_absl_sync.cc)
+  target_link_libraries(taxel_tsan_absl_sync PRIVATE absl::synchronization taxel_options)
+  _taxel_tsan_walk(${PROJECT_SOURCE_DIR})
+endfunction()
 if(TAXEL_SANITIZE STREQUAL "thread")
-  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR}
-                 CALL _taxel_tsan_without_entry_exit_in_target_clones ${PROJECT_SOURCE_DIR})
+  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL _taxel_tsan_finish)
 endif()

@@ -28,7 +28,7 @@ esac
 jobs="${JOBS:-$(nproc)}"
 
 # clang (Debian 12: clang 14) and its sanitizer runtimes, as for scripts/fuzz.sh: its
-# instrumented -O1 builds compile about 40 % faster than gcc 12's, and its UBSan checks more
+# instrumented builds compile about 40 % faster than gcc 12's, and its UBSan checks more
 # (e.g. float-cast-overflow). CXX overrides it (gcc works too).
 cxx="${CXX:-clang++}"
 need=()
