@@ -476,7 +476,7 @@ std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sens
   }
   auto g = std::make_unique<sensors::TrackedGeometry>(std::move(tracked), m.num_envs(), per_env);
   if (spec.kind == sensors::SensorKind::kProximityTaxel) g->BuildIndices();
-  if (spec.kind == sensors::SensorKind::kElastomerTaxel) g->PrepareFft(sensor.layout(), spec.elastomer);
+  if (spec.kind == sensors::SensorKind::kElastomerTaxel) g->PrepareDilation(sensor.layout(), spec.elastomer);
   return g;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/sensors/sensor.h"
 #include "core/sensors/tracked_geometry.h"
@@ -10,17 +11,155 @@
 namespace taxel::sensors {
 namespace {
 
-// In-plane weight of the dilation: blend of the local Gaussian (compressibility 1) and the
-// incompressible 1/(r² + ε²) (compressibility 0).
-inline double InPlaneWeight(const ElastomerParams& p, double r2) {
-  return p.compressibility * std::exp(-p.lambda_d * r2) +
-         (1 - p.compressibility) / (r2 + p.elastomer_thickness * p.elastomer_thickness);
+// In-plane weight w of the dilation (the marker moves by d·h·w(r²), d the in-plane offset, r = |d|):
+// a blend of the local Gaussian g = e^(−λ_d r²) and the incompressible 1/(r² + ε²), each divided
+// by the peak of its radial profile r·kernel so that compressibility c mixes two kernels of equal
+// height (Genesis' definition):
+//   c = 1:  w = g (plain, not normalised: the default keeps its historic scale);
+//   c < 1:  w = c·g/N_g + (1 − c)·(1/(r² + ε²))/N_i,
+//           N_g = e^(−1/2)/√(2λ_d)  (peak of r·g, at r = 1/√(2λ_d)),
+//           N_i = 1/(2ε)            (peak of r/(r² + ε²), at r = ε).
+// The weight jumps at c → 1 by the factor 1/N_g (e.g. ×61.6 for λ_d = 700 m⁻²). On a regular grid
+// the incompressible term is the bonded layer's kernel instead (LayerKernel): then `incompressible`
+// is 0 here and the layer's vector kernel, of unit peak, enters with the weight 1 − c.
+struct InPlaneBlend {
+  InPlaneBlend(const ElastomerParams& p, bool layer)
+      : lambda(p.lambda_d), eps2(p.elastomer_thickness * p.elastomer_thickness) {
+    if (p.compressibility >= 1) {
+      gauss = 1, incompressible = 0;
+    } else {
+      gauss = p.compressibility * std::sqrt(2 * p.lambda_d) * std::exp(0.5);
+      incompressible = layer ? 0 : (1 - p.compressibility) * 2 * p.elastomer_thickness;
+    }
+  }
+  double operator()(double r2) const {
+    double w = gauss * std::exp(-lambda * r2);
+    if (incompressible != 0) w += incompressible / (r2 + eps2);
+    return w;
+  }
+  double lambda, eps2, gauss, incompressible;
+};
+
+// The lattice of a regular grid layout with one shared normal: probe (i, j) at o + j·cs + i·rs.
+struct GridLattice {
+  int rows = 0, cols = 0;
+  Eigen::Vector3d origin, col_step, row_step, normal;
+};
+
+std::optional<GridLattice> RegularGrid(const ProbeLayout& layout) {
+  if (!layout.is_grid()) return std::nullopt;
+  GridLattice g;
+  g.rows = layout.rows(), g.cols = layout.cols();
+  g.normal = layout.normal(0);
+  for (int k = 0; k < layout.size(); ++k) {
+    if ((layout.normal(k) - g.normal).norm() > 1e-12) return std::nullopt;
+  }
+  g.origin = layout.position(0);
+  g.col_step = g.cols > 1 ? Eigen::Vector3d(layout.position(1) - g.origin) : Eigen::Vector3d::Zero();
+  g.row_step = g.rows > 1 ? Eigen::Vector3d(layout.position(g.cols) - g.origin) : Eigen::Vector3d::Zero();
+  const double tol = 1e-12 * (1 + g.origin.norm() + g.col_step.norm() * g.cols + g.row_step.norm() * g.rows);
+  for (int i = 0; i < g.rows; ++i) {
+    for (int j = 0; j < g.cols; ++j) {
+      if ((layout.position(i * g.cols + j) - (g.origin + j * g.col_step + i * g.row_step)).norm() > tol) {
+        return std::nullopt;
+      }
+    }
+  }
+  return g;
+}
+
+// The padded transform size of a lattice: every offset −(n − 1)..n − 1 fits without wrapping.
+int PaddedSize(int n) { return Fft2d::NextPowerOfTwo(2 * n - 1); }
+
+// Circular index of lattice offset (di, dj) in a prows × pcols array.
+size_t Circular(int di, int dj, int prows, int pcols) {
+  return static_cast<size_t>((di + prows) % prows) * pcols + (dj + pcols) % pcols;
 }
 
 }  // namespace
 
-void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const double* h, double* u) {
+double BondedLayerTransfer(double q) {
+  q = std::clamp(q, 1e-3, 30.0);
+  const double x = 2 * q;
+  if (x < 1) {
+    // sinh x − x = (x³/6)·Σ_{n≥0} 6·x^(2n)/(2n + 3)!  = (x³/6)·(1 + x²/20 + x⁴/840 + x⁶/60480 + …),
+    // term n+1 = term n · x²/((2n + 4)(2n + 5)): the closed form loses digits to cancellation here
+    // (all of them as q → 1e-3). Terms to x¹⁶ leave < 1e-17 relative at x = 1.
+    const double x2 = x * x;
+    double series = 1;
+    for (int m = 8; m >= 1; --m) series = 1 + x2 / ((2 * m + 2) * (2 * m + 3)) * series;
+    return 2 * q * q / (x * x2 / 6 * series);
+  }
+  return 2 * q * q / (std::sinh(x) - x);
+}
+
+// The in-plane dilation kernel of an incompressible elastic layer of thickness h bonded to a rigid
+// base, on a regular grid: K̂(k) = −i·(k/|k|)·S(|k|·h) at the discrete frequencies of the padded
+// grid (K̂(0) = 0; the Nyquist rows and columns, which have no sign, are 0 too, so the kernel is
+// real), transformed back to the lattice offsets and divided by its largest magnitude there (Genesis'
+// blend normaliser N_i). It points away from the indentation (−i·k̂ is the transform of an outward
+// field) and, for offsets well beyond h, falls as 1/r like 1/(r² + ε²)·r.
+TrackedGeometry::LayerKernel::LayerKernel(int rows, int cols, const Eigen::Vector3d& col_step,
+                                          const Eigen::Vector3d& row_step, double h)
+    : rows_(rows), cols_(cols) {
+  const int prows = PaddedSize(rows_), pcols = PaddedSize(cols_);
+  // Dual basis of the lattice in its plane: f_c·cs = 1, f_c·rs = 0, f_r·rs = 1, f_r·cs = 0, so
+  // that frequency (a, b) is k = 2π·(a/prows·f_r + b/pcols·f_c) and k·x = 2π(a·i/prows + b·j/pcols).
+  Eigen::Vector3d f_c = Eigen::Vector3d::Zero(), f_r = Eigen::Vector3d::Zero();
+  if (rows_ > 1 && cols_ > 1) {
+    Eigen::Matrix2d gram;
+    gram << col_step.squaredNorm(), col_step.dot(row_step), col_step.dot(row_step), row_step.squaredNorm();
+    const Eigen::Matrix2d inv = gram.inverse();
+    f_c = inv(0, 0) * col_step + inv(0, 1) * row_step;
+    f_r = inv(1, 0) * col_step + inv(1, 1) * row_step;
+  } else if (cols_ > 1) {
+    f_c = col_step / col_step.squaredNorm();
+  } else if (rows_ > 1) {
+    f_r = row_step / row_step.squaredNorm();
+  }
+  const size_t N = static_cast<size_t>(prows) * pcols;
+  std::vector<std::complex<double>> c[3];
+  for (auto& v : c) v.assign(N, 0.0);
+  const double two_pi = 2 * M_PI;
+  for (int a = 0; a < prows; ++a) {
+    if (prows > 1 && 2 * a == prows) continue;  // Nyquist
+    const int sa = a <= prows / 2 ? a : a - prows;
+    for (int b = 0; b < pcols; ++b) {
+      if (pcols > 1 && 2 * b == pcols) continue;
+      const int sb = b <= pcols / 2 ? b : b - pcols;
+      const Eigen::Vector3d k = two_pi * (static_cast<double>(sa) / prows * f_r + static_cast<double>(sb) / pcols * f_c);
+      const double kn = k.norm();
+      if (kn == 0) continue;
+      const double s = BondedLayerTransfer(kn * h) / kn;
+      const size_t idx = static_cast<size_t>(a) * pcols + b;
+      for (int d = 0; d < 3; ++d) c[d][idx] = {0.0, -k[d] * s};
+    }
+  }
+  Fft2d fft(prows, pcols);
+  for (auto& v : c) fft.Inverse(v.data());
+  // Keep the offsets a probe pair can have; normalise by the largest magnitude among them.
+  k_.resize(static_cast<size_t>(2 * rows_ - 1) * (2 * cols_ - 1));
+  double peak = 0;
+  for (int di = -(rows_ - 1); di <= rows_ - 1; ++di) {
+    for (int dj = -(cols_ - 1); dj <= cols_ - 1; ++dj) {
+      const size_t src = Circular(di, dj, prows, pcols);
+      Eigen::Vector3d v(c[0][src].real(), c[1][src].real(), c[2][src].real());
+      peak = std::max(peak, v.norm());
+      k_[Index(di, dj)] = v;
+    }
+  }
+  if (peak > 0) {
+    for (auto& v : k_) v /= peak;
+  }
+}
+
+void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const double* h, double* u,
+                    const TrackedGeometry* geometry) {
   const int n = layout.size();
+  const TrackedGeometry::LayerKernel* layer = geometry != nullptr ? geometry->layer_kernel() : nullptr;
+  const InPlaneBlend weight(p, layer != nullptr);
+  const double layer_weight = 1 - p.compressibility;
+  const int cols = layout.cols();
   for (int i = 0; i < n; ++i) {
     Eigen::Vector3d ui = Eigen::Vector3d::Zero();
     if (layout.radius(i) == 0 && layout.max_radius() > 0) {  // fillers read 0
@@ -33,47 +172,49 @@ void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const d
       Eigen::Vector3d d = layout.position(i) - layout.position(j);
       d -= d.dot(ni) * ni;  // tangential offset in i's plane
       const double r2 = d.squaredNorm();
-      ui += d * (h[j] * InPlaneWeight(p, r2)) + ni * (std::pow(h[j], p.normal_exponent) * std::exp(-p.lambda_d * r2));
+      ui += d * (h[j] * weight(r2)) + ni * (std::pow(h[j], p.normal_exponent) * std::exp(-p.lambda_d * r2));
+      if (layer != nullptr) ui += (h[j] * layer_weight) * layer->at(i / cols - j / cols, i % cols - j % cols);
     }
     ui *= p.dilate_scale;
     u[3 * i] = ui.x(), u[3 * i + 1] = ui.y(), u[3 * i + 2] = ui.z();
   }
 }
 
-bool TrackedGeometry::PrepareFft(const ProbeLayout& layout, const ElastomerParams& p) {
+bool TrackedGeometry::PrepareDilation(const ProbeLayout& layout, const ElastomerParams& p) {
   fft_.reset();
-  if (!p.use_fft || !layout.is_grid()) return false;
-  const int rows = layout.rows(), cols = layout.cols();
-  // One shared normal and a regular lattice.
-  const Eigen::Vector3d n0 = layout.normal(0);
-  for (int k = 0; k < layout.size(); ++k) {
-    if ((layout.normal(k) - n0).norm() > 1e-12) return false;
+  layer_.reset();
+  const std::optional<GridLattice> grid = RegularGrid(layout);
+  if (!grid) return false;
+  if (p.compressibility < 1) {
+    // The lattice steps projected onto the gel's plane (the kernel is in-plane); a lattice that
+    // collapses there (steps along the normal) keeps the 1/(r² + ε²) kernel.
+    const Eigen::Vector3d n = grid->normal;
+    const Eigen::Vector3d cs = grid->col_step - grid->col_step.dot(n) * n, rs = grid->row_step - grid->row_step.dot(n) * n;
+    const double area = cs.cross(rs).norm(), c2 = cs.squaredNorm(), r2 = rs.squaredNorm();
+    const bool spans = grid->rows > 1 && grid->cols > 1 ? area > 1e-9 * std::sqrt(c2 * r2)
+                                                         : (grid->cols > 1 ? c2 > 0 : r2 > 0) || grid->rows * grid->cols == 1;
+    if (spans) layer_ = std::make_unique<LayerKernel>(grid->rows, grid->cols, cs, rs, p.elastomer_thickness);
   }
-  const Eigen::Vector3d o = layout.position(0);
-  const Eigen::Vector3d cs = cols > 1 ? Eigen::Vector3d(layout.position(1) - o) : Eigen::Vector3d::Zero();
-  const Eigen::Vector3d rs = rows > 1 ? Eigen::Vector3d(layout.position(cols) - o) : Eigen::Vector3d::Zero();
-  for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < cols; ++j) {
-      if ((layout.position(i * cols + j) - (o + j * cs + i * rs)).norm() > 1e-12 * (1 + o.norm() + cs.norm() * cols + rs.norm() * rows)) {
-        return false;
-      }
-    }
-  }
+  if (!p.use_fft) return false;
+  const int rows = grid->rows, cols = grid->cols;
+  const Eigen::Vector3d n0 = grid->normal, cs = grid->col_step, rs = grid->row_step;
   auto f = std::make_unique<FftKernels>();
   f->rows = rows, f->cols = cols;
-  f->prows = Fft2d::NextPowerOfTwo(2 * rows - 1);
-  f->pcols = Fft2d::NextPowerOfTwo(2 * cols - 1);
+  f->prows = PaddedSize(rows);
+  f->pcols = PaddedSize(cols);
   f->fft = std::make_unique<Fft2d>(f->prows, f->pcols);
   const size_t N = static_cast<size_t>(f->prows) * f->pcols;
   f->kx.assign(N, 0.0), f->ky.assign(N, 0.0), f->kz.assign(N, 0.0), f->kn.assign(N, 0.0);
   // K(Δ) at offsets Δ = di·row_step + dj·col_step, stored circularly.
+  const InPlaneBlend weight(p, layer_ != nullptr);
   for (int di = -(rows - 1); di <= rows - 1; ++di) {
     for (int dj = -(cols - 1); dj <= cols - 1; ++dj) {
       Eigen::Vector3d d = di * rs + dj * cs;
       d -= d.dot(n0) * n0;
       const double r2 = d.squaredNorm();
-      const Eigen::Vector3d kv = d * InPlaneWeight(p, r2);
-      const size_t idx = static_cast<size_t>((di + f->prows) % f->prows) * f->pcols + (dj + f->pcols) % f->pcols;
+      Eigen::Vector3d kv = d * weight(r2);
+      if (layer_) kv += (1 - p.compressibility) * layer_->at(di, dj);
+      const size_t idx = Circular(di, dj, f->prows, f->pcols);
       f->kx[idx] = kv.x(), f->ky[idx] = kv.y(), f->kz[idx] = kv.z();
       f->kn[idx] = std::exp(-p.lambda_d * r2);
     }
@@ -150,7 +291,7 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
     if (g.has_fft()) {
       DilationFft(g, layout, p, h.data(), u.data());
     } else {
-      DilationDirect(layout, p, h.data(), u.data());
+      DilationDirect(layout, p, h.data(), u.data(), &g);
     }
   }
   // Shear: tracked surface points anchor in the gel and drag the markers near them.

@@ -637,8 +637,8 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     const auto b = rng_jitter_(sid, e, 0, static_cast<uint32_t>(step));
     d += (2 * UniformFromBits(b[0]) - 1) * spec_.jitter / dt;
   }
-  // Probabilistic rounding of the slot (the jitter's second draw); a delayed sensor never reads
-  // the current sample.
+  // Without jitter the age is round(delay/dt) (0 reads the current sample); with jitter it is
+  // rounded probabilistically (the jitter's second draw), so that its mean is d.
   int age = static_cast<int>(std::floor(d));
   if (spec_.jitter > 0) {
     const auto b = rng_jitter_(sid, e, 1, static_cast<uint32_t>(step));
@@ -646,7 +646,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else {
     age = static_cast<int>(std::lround(d));
   }
-  age = std::clamp(age, 1, ring_ - 1);
+  age = std::clamp(age, 0, ring_ - 1);
   if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
   return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
 }

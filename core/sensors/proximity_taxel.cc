@@ -22,6 +22,9 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
     // Evaluate for the true radius and (when it differs) the measured one.
     Eigen::Vector3d F_L[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
     Eigen::Vector3d T_L[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+    // The twist term of T_L: the spin average ΣP·ω/ΣP, which the probe gain leaves unchanged (the
+    // gain scales ΣP and ΣP·v_t, i.e. the force and its moment, as in Genesis).
+    Eigen::Vector3d twist_L[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
     const int branches = (pipe != nullptr && R_m != R) ? 2 : 1;
     if (R > 0) {
       const Eigen::Vector3d o_W = link.X_WL * layout.position(k);
@@ -58,10 +61,9 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
           sum_p_w += link_p * w_a;
         }
         const Eigen::Vector3d Fl = R_LW * F;
-        Eigen::Vector3d Tl = layout.position(k).cross(Fl);
-        if (sum_p > 0) Tl -= p.twist_scalar * (sum_p_w / sum_p) * layout.normal(k);
+        if (sum_p > 0) twist_L[b] = -p.twist_scalar * (sum_p_w / sum_p) * layout.normal(k);
         F_L[b] = Fl;
-        T_L[b] = Tl;
+        T_L[b] = layout.position(k).cross(Fl) + twist_L[b];
       }
     }
     for (int a = 0; a < 3; ++a) {
@@ -74,7 +76,7 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
       float* raw = sensor.raw_measured(env) + static_cast<size_t>(k) * 6;
       for (int a = 0; a < 3; ++a) {
         raw[a] = static_cast<float>(gain * F_L[m][a]);
-        raw[3 + a] = static_cast<float>(gain * T_L[m][a]);
+        raw[3 + a] = static_cast<float>(gain * (T_L[m][a] - twist_L[m][a]) + twist_L[m][a]);
       }
     }
   }

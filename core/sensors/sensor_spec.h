@@ -90,8 +90,8 @@ struct ElastomerParams {
   double lambda_d = 700.0;            ///< dilation spread, m⁻² (exp(−λ_d r²))
   double dilate_scale = 1.0;          ///< overall dilation gain
   double normal_exponent = 2.0;       ///< p of the normal bulge h^p
-  double compressibility = 1.0;       ///< 1: local Gaussian in-plane weight; 0: incompressible h/(r²+ε²)
-  double elastomer_thickness = 2e-3;  ///< ε of the incompressible weight (m)
+  double compressibility = 1.0;       ///< 1: local Gaussian in-plane weight; 0: incompressible (peak-normalised blend)
+  double elastomer_thickness = 2e-3;  ///< gel layer thickness h (grid: bonded-layer kernel), else ε of 1/(r²+ε²) (m)
   double lambda_s = 300.0;            ///< shear spread, m⁻²
   double shear_scale = 1.0;           ///< overall shear gain
   double contact_threshold = 1e-5;    ///< a tracked point anchors when it penetrates the gel deeper (m)

@@ -46,6 +46,7 @@ size_t TrackedGeometry::memory_bytes() const {
     for (const auto& pts : t.points) total += pts.capacity() * sizeof(Eigen::Vector3d) * 2;  // points + index
   }
   if (fft_) total += (fft_->kx.size() * 4) * sizeof(std::complex<double>);
+  if (layer_) total += layer_->memory_bytes();
   return total;
 }
 

@@ -43,10 +43,36 @@ class TrackedGeometry {
 
   /// Builds the KD-trees (proximity taxels).
   void BuildIndices();
-  /// Precomputes the spectra of the dilation kernels when the layout is a regular grid with one
-  /// shared normal (returns false otherwise: the direct sum is used).
-  bool PrepareFft(const ProbeLayout& layout, const ElastomerParams& params);
+  /// For a layout that is a regular grid with one shared normal: the bonded-layer kernel when
+  /// compressibility < 1 (LayerKernel), and with use_fft the spectra of the dilation kernels.
+  /// Returns whether the FFT path is ready (false: the direct sum is used).
+  bool PrepareDilation(const ProbeLayout& layout, const ElastomerParams& params);
   bool has_fft() const { return fft_ != nullptr; }
+
+  /// The in-plane dilation kernel of an incompressible elastic layer of thickness h bonded to a
+  /// rigid base, on a regular grid (Genesis' model for a grid gel with compressibility < 1):
+  /// K̂(k) = −i·(k/|k|)·S(|k|·h) (BondedLayerTransfer) at the discrete frequencies of the
+  /// zero-padded grid, K̂(0) = 0 and 0 on the Nyquist rows and columns (they have no sign: the
+  /// kernel stays real), transformed back to the lattice offsets and divided by its largest
+  /// magnitude there (the blend normaliser N_i). It points away from the indentation and, beyond
+  /// a few h, falls off as 1/r like the 1/(r² + ε²) kernel of other layouts.
+  class LayerKernel {
+   public:
+    /// col_step, row_step: the lattice steps in the gel's plane (link frame).
+    LayerKernel(int rows, int cols, const Eigen::Vector3d& col_step, const Eigen::Vector3d& row_step, double h);
+    /// Unit-peak kernel (link frame) at lattice offset (di, dj), |di| < rows, |dj| < cols.
+    const Eigen::Vector3d& at(int di, int dj) const { return k_[Index(di, dj)]; }
+    size_t memory_bytes() const { return sizeof(*this) + k_.capacity() * sizeof(Eigen::Vector3d); }
+
+   private:
+    size_t Index(int di, int dj) const {
+      return static_cast<size_t>(di + rows_ - 1) * (2 * cols_ - 1) + (dj + cols_ - 1);
+    }
+    int rows_, cols_;
+    std::vector<Eigen::Vector3d> k_;
+  };
+  /// Null unless the layout is a regular grid and compressibility < 1.
+  const LayerKernel* layer_kernel() const { return layer_.get(); }
 
   /// Elastomer shear anchors of env e: anchored flag and anchor (sensor link frame) per point of
   /// tracked link t's asset in that env.
@@ -75,6 +101,7 @@ class TrackedGeometry {
   std::vector<uint8_t> anchored_;
   std::vector<Eigen::Vector3d> anchors_;
   std::unique_ptr<FftKernels> fft_;
+  std::unique_ptr<LayerKernel> layer_;
 };
 
 /// ElastomerTaxel for env e: indentation of every marker into the tracked shapes (`candidates`,
@@ -89,11 +116,17 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& sensor_lin
 void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
                        absl::Span<const TrackedLinkInEnv> tracked);
 
-/// The direct dilation sum of DESIGN §4 for any layout (exposed for tests of the FFT path):
-/// u_i = dilate_scale·Σ_j [T_i(x_i − x_j)·w_j + n_i·h_j^p·exp(−λ_d r²)], r = |T_i(x_i − x_j)|,
-/// w_j = h_j·(c·exp(−λ_d r²) + (1 − c)/(r² + ε²)). positions/normals in the link frame.
-void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const double* h, double* u);
-/// The same by zero-padded FFT convolution. @pre geometry.PrepareFft succeeded for the layout.
+/// The direct dilation sum for any layout (exposed for tests of the FFT path):
+/// u_i = dilate_scale·Σ_j [T_i(x_i − x_j)·h_j·w(r) + (1 − c)·h_j·K_layer(i − j) + n_i·h_j^p·exp(−λ_d r²)],
+/// r = |T_i(x_i − x_j)|, w the peak-normalised blend of elastomer_taxel.cc (its 1/(r² + ε²) term
+/// only when there is no layer kernel), K_layer the geometry's LayerKernel if it has one (a
+/// regular grid with compressibility < 1; geometry may be null). positions/normals in the link frame.
+void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const double* h, double* u,
+                    const TrackedGeometry* geometry = nullptr);
+/// S(q) = 2q²/(sinh 2q − 2q), the in-plane transfer of a bonded incompressible layer at q = |k|·h,
+/// with q clamped to [1e-3, 30] and a series for 2q < 1 (S → 3/(2q) as q → 0, 4q²·e^(−2q) as q → ∞).
+double BondedLayerTransfer(double q);
+/// The same by zero-padded FFT convolution. @pre geometry.PrepareDilation returned true for the layout.
 void DilationFft(const TrackedGeometry& geometry, const ProbeLayout& layout, const ElastomerParams& p,
                  const double* h, double* u);
 

@@ -55,9 +55,10 @@ TEST(ElastomerDilationTest, FftEqualsTheDirectSum) {
         params.normal_exponent = 1.7;
         params.dilate_scale = 0.8;
         TrackedGeometry g({}, 1, {{}});
-        ASSERT_TRUE(g.PrepareFft(layout, params)) << rows << "x" << cols;
+        ASSERT_TRUE(g.PrepareDilation(layout, params)) << rows << "x" << cols;
         std::vector<double> direct(3 * layout.size()), fft(3 * layout.size());
-        DilationDirect(layout, params, h.data(), direct.data());
+        DilationDirect(layout, params, h.data(), direct.data(), &g);  // with the layer kernel (c < 1)
+        EXPECT_EQ(g.layer_kernel() != nullptr, c < 1);
         DilationFft(g, layout, params, h.data(), fft.data());
         const double scale = MaxAbs(direct);
         ASSERT_GT(scale, 0);
@@ -76,22 +77,24 @@ TEST(ElastomerDilationTest, FftNeedsARegularGridWithOneNormal) {
   ElastomerParams params;
   TrackedGeometry g({}, 1, {{}});
   const auto p = PlanarGrid(3, 3, 0.003, 0);
-  EXPECT_TRUE(g.PrepareFft(GridLayout(p, 3, 3, Eigen::Vector3d::UnitZ()), params));
+  EXPECT_TRUE(g.PrepareDilation(GridLayout(p, 3, 3, Eigen::Vector3d::UnitZ()), params));
   auto flat = ProbeLayout::Create(p, {0.0}, {}, 0, 0);
-  EXPECT_FALSE(g.PrepareFft(*flat, params));
+  EXPECT_FALSE(g.PrepareDilation(*flat, params));
   EXPECT_FALSE(g.has_fft());
   std::vector<Eigen::Vector3d> normals(9, Eigen::Vector3d::UnitZ());
   normals[4] = Eigen::Vector3d(0.1, 0, 1);
   auto curved = ProbeLayout::Create(p, {0.0}, normals, 3, 3);
-  EXPECT_FALSE(g.PrepareFft(*curved, params));
+  EXPECT_FALSE(g.PrepareDilation(*curved, params));
   params.use_fft = false;
-  EXPECT_FALSE(g.PrepareFft(GridLayout(p, 3, 3, Eigen::Vector3d::UnitZ()), params));
+  EXPECT_FALSE(g.PrepareDilation(GridLayout(p, 3, 3, Eigen::Vector3d::UnitZ()), params));
 }
 
-TEST(ElastomerDilationTest, DirectSumByHandAndCompressibilityOrdersTheSpread) {
+TEST(ElastomerDilationTest, DirectSumByHandWithPeakNormalisedBlend) {
   // Markers every 5 mm on the x axis, normal +z; only marker 0 is indented, h = 2 mm. At marker
-  // 8 (r = 4 cm, d = (0.04, 0, 0)):
-  //   u = d·h·(c·e^{−λ r²} + (1 − c)/(r² + ε²)) + n·h^p·e^{−λ r²},  λ = 700, ε = 2 mm, p = 2.
+  // 8 (r = 4 cm, d = (0.04, 0, 0)), λ = 700, ε = 2 mm, p = 2:
+  //   u = d·h·w + n·h^p·e^{−λ r²},
+  //   w = e^{−λ r²} for c = 1, else c·e^{−λ r²}/N_g + (1 − c)/((r² + ε²)·N_i),
+  //   N_g = e^{−1/2}/√(2λ) = 0.0162102 (peak of r·e^{−λ r²}), N_i = 1/(2ε) = 250 (peak of r/(r² + ε²)).
   std::vector<Eigen::Vector3d> p;
   for (int k = 0; k < 9; ++k) p.emplace_back(0.005 * k, 0, 0);
   auto layout = ProbeLayout::Create(p, {0.0}, {}, 0, 0);
@@ -99,21 +102,133 @@ TEST(ElastomerDilationTest, DirectSumByHandAndCompressibilityOrdersTheSpread) {
   std::vector<double> h(9, 0.0);
   h[0] = 0.002;
   const double r2 = 0.04 * 0.04, gauss = std::exp(-700 * r2), incompressible = 1 / (r2 + 4e-6);
-  double inplane[3];
-  for (int i = 0; i < 3; ++i) {
+  const double Ng = std::exp(-0.5) / std::sqrt(1400.0), Ni = 250;
+  ASSERT_NEAR(Ng, 0.0162102, 1e-7);
+  for (double c : {0.0, 0.5, 1.0}) {
     ElastomerParams params;
-    params.compressibility = 0.5 * i;
+    params.compressibility = c;
     std::vector<double> u(27);
     DilationDirect(*layout, params, h.data(), u.data());
-    const double c = params.compressibility;
-    EXPECT_NEAR(u[3 * 8 + 0], 0.04 * 0.002 * (c * gauss + (1 - c) * incompressible), 1e-15) << c;
+    const double w = c == 1 ? gauss : c * gauss / Ng + (1 - c) * incompressible / Ni;
+    EXPECT_NEAR(u[3 * 8 + 0], 0.04 * 0.002 * w, 1e-12 * 0.04 * 0.002 * w) << c;
     EXPECT_EQ(u[3 * 8 + 1], 0.0);
     EXPECT_NEAR(u[3 * 8 + 2], 0.002 * 0.002 * gauss, 1e-18) << c;
     EXPECT_EQ(u[0], 0.0);  // no in-plane push on the indented marker itself (d = 0)
-    inplane[i] = std::abs(u[3 * 8]);
   }
-  EXPECT_GT(inplane[0], inplane[1]);  // incompressible (0) spreads farther than compressible (1)
-  EXPECT_GT(inplane[1], inplane[2]);
+}
+
+TEST(ElastomerDilationTest, CompressibilityOrdersTheMeanInPlaneRadius) {
+  // 31 × 31 markers at 1 mm given as a flat list (no grid: the 1/(r² + ε²) kernel), only the
+  // centre one indented (h = 1 mm), λ_d = 5e4 m⁻² (a local Gaussian, σ ≈ 3.2 mm), ε = 2 mm. Mean
+  // in-plane radius ρ̄ = Σ r_k·|u_k| / Σ |u_k| over the markers. Hand sums (numpy) of the
+  // peak-normalised blend: ρ̄ = 9.967 mm (c = 0), 8.675 mm (0.5), 5.051 mm (1). Without the
+  // normalisation 1/(r² + ε²) outweighs the Gaussian ~100× at these spacings and c = 0.5 gave the
+  // c = 0 radius to 1e-6: the option had no useful range.
+  const int n = 31;
+  const auto pos = PlanarGrid(n, n, 0.001, 0);
+  auto layout = ProbeLayout::Create(pos, {0.0}, {}, 0, 0);
+  ASSERT_TRUE(layout.ok());
+  std::vector<double> h(n * n, 0.0);
+  const int centre = (n / 2) * n + n / 2;
+  h[centre] = 0.001;
+  double mean_radius[3];
+  const double cs[3] = {0.0, 0.5, 1.0};
+  for (int i = 0; i < 3; ++i) {
+    ElastomerParams params;
+    params.lambda_d = 5e4;
+    params.compressibility = cs[i];
+    std::vector<double> u(3 * n * n);
+    DilationDirect(*layout, params, h.data(), u.data());
+    double num = 0, den = 0;
+    for (int k = 0; k < n * n; ++k) {
+      const double r = (pos[k] - pos[centre]).norm(), m = std::hypot(u[3 * k], u[3 * k + 1]);
+      num += r * m, den += m;
+    }
+    mean_radius[i] = num / den;
+  }
+  EXPECT_NEAR(mean_radius[0], 9.967e-3, 1e-5);
+  EXPECT_NEAR(mean_radius[1], 8.675e-3, 1e-5);
+  EXPECT_NEAR(mean_radius[2], 5.051e-3, 1e-5);
+  EXPECT_GT(mean_radius[0], mean_radius[1] + 1e-3);
+  EXPECT_GT(mean_radius[1], mean_radius[2] + 3e-3);
+}
+
+TEST(ElastomerDilationTest, BondedLayerTransferMatchesItsClosedFormSeriesAndLimits) {
+  // S(q) = 2q²/(sinh 2q − 2q). The series branch (2q < 1) against the closed form in long double
+  // (cancellation costs ~3 of its 19 digits at q = 0.05); the closed form above.
+  auto closed = [](long double q) { return 2 * q * q / (std::sinh(2 * q) - 2 * q); };
+  for (double q : {0.05, 0.2, 0.45, 0.4999999}) {
+    EXPECT_NEAR(BondedLayerTransfer(q), static_cast<double>(closed(q)), 1e-12 * static_cast<double>(closed(q))) << q;
+  }
+  for (double q : {0.5, 0.8, 2.0, 7.0}) EXPECT_DOUBLE_EQ(BondedLayerTransfer(q), static_cast<double>(closed(q))) << q;
+  // Continuous where the branches meet (S' ≈ −7 there: 2e-12 apart moves S by ~1.4e-11).
+  EXPECT_NEAR(BondedLayerTransfer(0.5 - 1e-12), BondedLayerTransfer(0.5 + 1e-12), 1e-10);
+  // q → 0: S·q → 3/2 (S = (3/(2q))/(1 + (2q)²/20 + …): at q = 1e-3, S·q = 1.5·(1 − 2e-7)).
+  EXPECT_NEAR(BondedLayerTransfer(1e-3) * 1e-3, 1.5 * (1 - 2e-7), 1e-12);
+  // q → ∞: S → 4q²·e^(−2q) (the sinh's e^(−2q) half and the 2q are below 1e-15 relative at q = 20).
+  EXPECT_NEAR(BondedLayerTransfer(20) / (4 * 400 * std::exp(-40.0)), 1.0, 1e-12);
+  // Clamped to [1e-3, 30]; decreasing in q (a thinner layer transfers more at every k).
+  EXPECT_EQ(BondedLayerTransfer(1e-7), BondedLayerTransfer(1e-3));
+  EXPECT_EQ(BondedLayerTransfer(100), BondedLayerTransfer(30));
+  for (double q = 1e-3; q < 30; q *= 1.1) EXPECT_GT(BondedLayerTransfer(q), BondedLayerTransfer(q * 1.1)) << q;
+}
+
+TEST(ElastomerDilationTest, GridGelsUseTheBondedLayerKernelNormalisedToItsPeak) {
+  // 15 × 15 markers at 1 mm, c = 0, a paraboloid indentation h = max(0, 0.5 mm − r²/(2·1 cm)). The
+  // layer kernel and the in-plane energy Σ|u_in-plane|² from an independent numpy implementation
+  // of the same definition (numpy.fft.ifft2 of −i·k̂·S(|k|h) on the 32 × 32 padded grid, Nyquist
+  // lines 0, divided by its largest magnitude over the offsets |di|, |dj| ≤ 14):
+  //   thickness  K(0,1)_x     K(0,3)_x     K(2,0)_y     energy
+  //   0.5 mm     1            0.35453505   0.31883813   3.443703854e-4
+  //   1 mm       1            0.4661044    0.64565846   8.152533110e-4
+  //   2 mm       0.79078736   0.8535697    1            2.809945023e-3
+  //   4 mm       0.45985336   0.97141905   0.80111646   6.931847026e-3
+  // The kernel points away from the indentation and has unit peak; once normalised so, a thicker
+  // layer spreads farther (its kernel peaks at r ~ h and falls as h/r), while the transfer before
+  // the normalisation is larger for a thinner one (S decreasing, test above).
+  const int n = 15;
+  const double s = 0.001;
+  const auto pos = PlanarGrid(n, n, s, 0);
+  const ProbeLayout layout = GridLayout(pos, n, n, Eigen::Vector3d::UnitZ());
+  std::vector<double> h(n * n);
+  for (int k = 0; k < n * n; ++k) h[k] = std::max(0.0, 0.5e-3 - pos[k].squaredNorm() / (2 * 0.01));
+  const struct {
+    double thickness, k01, k03, k20, energy;
+  } rows[] = {{0.5e-3, 1, 0.35453505, 0.31883813, 3.443703854e-4},
+              {1e-3, 1, 0.4661044, 0.64565846, 8.152533110e-4},
+              {2e-3, 0.79078736, 0.8535697, 1, 2.809945023e-3},
+              {4e-3, 0.45985336, 0.97141905, 0.80111646, 6.931847026e-3}};
+  double previous = 0;
+  for (const auto& r : rows) {
+    ElastomerParams params;
+    params.compressibility = 0;
+    params.elastomer_thickness = r.thickness;
+    TrackedGeometry g({}, 1, {{}});
+    ASSERT_TRUE(g.PrepareDilation(layout, params));
+    const auto* K = g.layer_kernel();
+    ASSERT_NE(K, nullptr);
+    EXPECT_NEAR(K->at(0, 1).x(), r.k01, 1e-7) << r.thickness;
+    EXPECT_NEAR(K->at(0, -1).x(), -r.k01, 1e-7) << r.thickness;  // odd
+    EXPECT_NEAR(K->at(0, 3).x(), r.k03, 1e-7) << r.thickness;
+    EXPECT_NEAR(K->at(2, 0).y(), r.k20, 1e-7) << r.thickness;
+    EXPECT_NEAR(K->at(2, 0).x(), 0, 1e-12) << r.thickness;
+    EXPECT_NEAR(K->at(0, 3).z(), 0, 1e-12) << r.thickness;
+    std::vector<double> direct(3 * n * n), fft(3 * n * n);
+    DilationDirect(layout, params, h.data(), direct.data(), &g);
+    DilationFft(g, layout, params, h.data(), fft.data());
+    double energy = 0;
+    for (int k = 0; k < n * n; ++k) energy += direct[3 * k] * direct[3 * k] + direct[3 * k + 1] * direct[3 * k + 1];
+    EXPECT_NEAR(energy, r.energy, 1e-8 * r.energy) << r.thickness;
+    EXPECT_GT(energy, previous) << r.thickness;
+    previous = energy;
+    const double scale = MaxAbs(direct);
+    for (size_t k = 0; k < direct.size(); ++k) ASSERT_NEAR(fft[k], direct[k], 1e-6 * scale) << r.thickness << " at " << k;
+    // The same pad given as a flat list has no lattice: it keeps the 1/(r² + ε²) kernel.
+    auto flat = ProbeLayout::Create(pos, {0.0}, {}, 0, 0);
+    TrackedGeometry gf({}, 1, {{}});
+    EXPECT_FALSE(gf.PrepareDilation(*flat, params));
+    EXPECT_EQ(gf.layer_kernel(), nullptr);
+  }
 }
 
 // ---- A gel pad in a scene ----

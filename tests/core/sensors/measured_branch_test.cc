@@ -402,6 +402,65 @@ TEST(MeasuredBranchTest, HistoryIsNewestFirstZeroFilledAndNotDelayed) {
   }
 }
 
+TEST(MeasuredBranchTest, WithoutJitterTheDelayIsRoundDelayOverDtStepsZeroIncluded) {
+  // The slab pressing p_k = k·0.1 mm at step k = 1..8: the truth reads D_k = R + p_k. A delay of
+  // d steps reads D_{k−age} (0 before the first sample), age = round(d) half away from zero:
+  //   delay 0.0025 s = 0.25 steps → age 0 (the current sample, not the previous one);
+  //   0.006 s = 0.6 → 1;  0.015 s = 1.5 → 2;  0.02 s = 2 → 2.
+  const struct {
+    double delay;
+    int age;
+  } cases[] = {{0.0025, 0}, {0.006, 1}, {0.015, 2}, {0.02, 2}};
+  for (const auto& c : cases) {
+    Rig rig(1);
+    SensorSpec s = OneProbe("depth", SensorKind::kContactDepthProbe);
+    s.imperfections.delay = c.delay;
+    const Sensor* depth = rig.Add(s);
+    ASSERT_NE(depth, nullptr);
+    std::vector<float> truth;
+    for (int k = 1; k <= 8; ++k) {
+      ASSERT_TRUE(rig.Step({Slab(1e-4 * k)}, 0.01).ok());
+      truth.push_back(depth->outputs(Branch::kGroundTruth).depth[0]);
+      ASSERT_NEAR(truth.back(), kR + 1e-4 * k, 1e-8);
+      const int i = k - 1;  // index of this step's sample
+      EXPECT_EQ(depth->outputs(Branch::kMeasured).depth[0], i >= c.age ? truth[i - c.age] : 0.f)
+          << "delay " << c.delay << " step " << k;
+    }
+  }
+}
+
+TEST(MeasuredBranchTest, JitteredAgeIsRoundedProbabilisticallyAroundTheDelay) {
+  // delay = jitter = 0.005 s at dt = 0.01 s: d = 0.5 + U(−0.5, 0.5) ∈ [0, 1) steps, and the age is
+  // 1 with probability d (else 0): P(age = 1) = E[d] = 1/2. The slab alternates between two depths
+  // so that each reading tells the age apart. 400 steps: the fraction of age 1 has a standard
+  // deviation of 0.025; accept [0.4, 0.6]. Every reading is one of the two newest samples.
+  Rig rig(1);
+  SensorSpec s = OneProbe("depth", SensorKind::kContactDepthProbe);
+  s.imperfections.delay = 0.005;
+  s.imperfections.jitter = 0.005;
+  const Sensor* depth = rig.Add(s);
+  ASSERT_NE(depth, nullptr);
+  float previous = 0;
+  int age1 = 0, age0 = 0;
+  const int kSteps = 400;
+  for (int k = 0; k < kSteps; ++k) {
+    ASSERT_TRUE(rig.Step({Slab(k % 2 == 0 ? 2e-4 : 5e-4)}, 0.01).ok());
+    const float now = depth->outputs(Branch::kGroundTruth).depth[0];
+    const float read = depth->outputs(Branch::kMeasured).depth[0];
+    ASSERT_NE(now, previous);
+    if (read == now) {
+      ++age0;
+    } else {
+      ASSERT_EQ(read, previous) << "step " << k;
+      ++age1;
+    }
+    previous = now;
+  }
+  EXPECT_EQ(age0 + age1, kSteps);
+  EXPECT_GT(age1, 0.4 * kSteps);
+  EXPECT_LT(age1, 0.6 * kSteps);
+}
+
 TEST(MeasuredBranchTest, JitterAboveDtIsRefusedByStep) {
   Rig rig(1);
   SensorSpec s = OneProbe("depth", SensorKind::kContactDepthProbe);

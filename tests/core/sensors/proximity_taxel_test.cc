@@ -199,6 +199,33 @@ TEST_F(BeadOverPad, GainScalesTheMeasuredForceExactly) {
   }
 }
 
+TEST_F(BeadOverPad, GainLeavesTheTwistTermUnchanged) {
+  // Bead spinning at ω = 3 rad/s about +z beside the probes, gain 1.5. The gain multiplies ΣP (the
+  // force and its moment p × F, which has no z component here) but not the spin average
+  // ΣP·ω_a/ΣP = 3: measured T_z = truth T_z = −3·k_tw (−3 for k_tw = 1, −6 for 2, 0 for 0), while
+  // F and T_x, T_y read 1.5× the truth.
+  const Sensor* tw[3] = {
+      Add("tw0", [](SensorSpec& s) { s.imperfections.probe_gain = {1.5}; }),
+      Add("tw1", [](SensorSpec& s) { s.imperfections.probe_gain = {1.5}, s.proximity.twist_scalar = 1; }),
+      Add("tw2", [](SensorSpec& s) { s.imperfections.probe_gain = {1.5}, s.proximity.twist_scalar = 2; })};
+  for (const Sensor* s : tw) ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(Step(Eigen::Vector3d(0.003, -0.001, kTop + 0.006), Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, 3)).ok());
+  for (int j = 0; j < 3; ++j) {
+    const auto& t = tw[j]->outputs(Branch::kGroundTruth);
+    const auto& m = tw[j]->outputs(Branch::kMeasured);
+    ASSERT_GT(t.force[2], 0.f);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_NEAR(t.torque[3 * k + 2], -3.0 * j, 1e-6) << j << " " << k;
+      EXPECT_NEAR(m.torque[3 * k + 2], -3.0 * j, 1e-6) << j << " " << k;
+      for (int a = 0; a < 3; ++a) EXPECT_FLOAT_EQ(m.force[3 * k + a], 1.5f * t.force[3 * k + a]) << j << " " << k;
+      for (int a = 0; a < 2; ++a) {
+        EXPECT_NEAR(m.torque[3 * k + a], 1.5 * t.torque[3 * k + a], 1e-6 * std::abs(t.torque[3 * k + a]) + 1e-12)
+            << j << " " << k;
+      }
+    }
+  }
+}
+
 TEST_F(BeadOverPad, OptionsAreValidated) {
   SensorSpec s;
   s.name = "bad";
