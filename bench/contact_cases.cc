@@ -8,6 +8,7 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/scene/scene.h"
 
 namespace taxel::bench {
@@ -47,7 +48,7 @@ void Run(Context& ctx, contact::ContactSource source) {
   }
   for (int threads : ctx.thread_counts()) {
     auto scene = MustCreate(h.spec, meshes);
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     scene::StepInput in = XyzwStepInput(h.poses);
     in.contacts.env = env;
     in.contacts.body = body;

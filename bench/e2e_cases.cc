@@ -25,6 +25,7 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
 #include "server/codec.h"
@@ -151,7 +152,7 @@ struct InprocTwin {
   geometry::MeshStore meshes;
   GraspScenario scenario = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
   std::unique_ptr<scene::Scene> scene = MustCreate(scenario.spec, meshes);
-  ThreadPool pool{kServerThreads};
+  server::ThreadPool pool{kServerThreads};
   scene::StepInput in = XyzwStepInput(scenario.poses);
   // One step; its wall time in ms.
   double StepMs() {

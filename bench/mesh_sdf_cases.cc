@@ -17,6 +17,7 @@
 #include "bench/bench_registry.h"
 #include "bench/mesh_sdf_fixtures.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/geometry/mesh_signed_distance.h"
 
 #ifdef TAXEL_BENCH_HAVE_EMBREE
@@ -33,7 +34,7 @@ constexpr int64_t kChunk = 1024;  // points per ParallelFor task
 int64_t NumChunks(size_t n) { return static_cast<int64_t>((n + kChunk - 1) / kChunk); }
 
 // Signed distance of every point into *out (the stores keep the work observable).
-void TaxelQueryAll(ThreadPool& pool, const MeshSignedDistance& sdf, const std::vector<Eigen::Vector3d>& points,
+void TaxelQueryAll(server::ThreadPool& pool, const MeshSignedDistance& sdf, const std::vector<Eigen::Vector3d>& points,
                    double max_distance, std::vector<double>* out) {
   const int64_t n = static_cast<int64_t>(points.size());
   pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
@@ -51,7 +52,7 @@ const EmbreeClosestPoint& GetEmbree(const std::string& mesh) {
 }
 
 // Unsigned distance of every point into *out (+inf when nothing within max_distance).
-void EmbreeQueryAll(ThreadPool& pool, const EmbreeClosestPoint& embree, const std::vector<Eigen::Vector3d>& points,
+void EmbreeQueryAll(server::ThreadPool& pool, const EmbreeClosestPoint& embree, const std::vector<Eigen::Vector3d>& points,
                     double max_distance, std::vector<double>* out) {
   const int64_t n = static_cast<int64_t>(points.size());
   pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
@@ -75,7 +76,7 @@ const NearTimings& GetNearTimings(const std::string& mesh, int threads, int repe
   const auto key = std::make_pair(mesh, threads);
   if (auto it = cache->find(key); it != cache->end()) return it->second;
   const SdfFixture& f = GetSdfFixture(mesh);
-  ThreadPool pool(threads);
+  server::ThreadPool pool(threads);
   std::vector<double> taxel_out(f.near_points.size());
   auto run_taxel = [&] { TaxelQueryAll(pool, *f.sdf, f.near_points, kNearShell, &taxel_out); };
   NearTimings t;
@@ -204,7 +205,7 @@ void RunSdfUniform(Context& ctx, const std::string& mesh) {
   const SdfFixture& f = GetSdfFixture(mesh);
   std::vector<double> out(f.uniform_points.size());
   for (const int threads : ctx.thread_counts()) {
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     Record r = ctx.NewRecord(threads, "qps");
     r.samples = TimeRepeats(ctx.repeats(), [&] { TaxelQueryAll(pool, *f.sdf, f.uniform_points, INFINITY, &out); });
     SamplesToRate(&r, kSdfPoints);

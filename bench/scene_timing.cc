@@ -4,6 +4,7 @@
 
 #include "core/common/check.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 
 namespace taxel::bench {
 
@@ -26,7 +27,7 @@ void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vecto
                     const std::function<void(Record&, const scene::Scene&)>& extra) {
   for (int threads : ctx.thread_counts()) {
     auto scene = MustCreate(spec, meshes);
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     const scene::StepInput in = XyzwStepInput(poses);
     Record r = ctx.NewRecord(threads, "ms");
     r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK(scene->Step(in, pool).ok()); });

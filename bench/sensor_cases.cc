@@ -15,6 +15,7 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
 
@@ -148,7 +149,7 @@ void RunImperfections(Context& ctx) {
   GraspScenario noisy = clean;
   for (auto& s : noisy.spec.sensors) s.imperfections = FullPipeline();
   for (int threads : ctx.thread_counts()) {
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     const scene::StepInput in = XyzwStepInput(clean.poses);
     auto truth_only = MustCreate(clean.spec, meshes);
     auto measured = MustCreate(noisy.spec, meshes);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
 #include "server/step_wire.h"
+#include "server/thread_pool.h"
 
 namespace taxel::fuzz {
 namespace {
@@ -141,7 +142,7 @@ const std::string& ClosedMeshId() { return GetMeshes().closed_id; }
 const std::string& OpenMeshId() { return GetMeshes().open_id; }
 
 Executor& EvalPool() {
-  static ThreadPool* pool = new ThreadPool(2);
+  static server::ThreadPool* pool = new server::ThreadPool(2);
   return *pool;
 }
 
@@ -301,7 +302,7 @@ absl::Status RunStep(const v1::StepRequest& request, LiveScene& live) {
     if (budget.reserved() > 0) live.registry->UpdateSceneBytes(*live.entry);
   }
   TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(step.env_ids));
-  // The response as StepOnce builds it: hand-written readings, then the contact matrix.
+  // The response as TaxelHandlers::Step builds it: hand-written readings, then the contact matrix.
   const server::ReadingsWireWriter readings(plan, envs, scene.num_envs(), &EvalPool());
   std::vector<grpc::Slice> slices = readings.Slices("head");
   if (request.read().contact_matrix()) {

@@ -104,7 +104,7 @@ LiveScene CreateSceneOrDie(const v1::SceneSpec& spec);
 /// levels set by UpdateSensor) carries over between inputs; the targets undo what they change.
 LiveScene& FixedScene(bool reported);
 
-/// Step (StepOnce): DecodeStep, PlanRead, the contact-matrix and response-size checks,
+/// Step (TaxelHandlers::Step): DecodeStep, PlanRead, the contact-matrix and response-size checks,
 /// Scene::Step on EvalPool() with a Reservation of the registry as its memory budget, then the
 /// response bytes (ReadingsWireWriter, contact matrix).
 absl::Status RunStep(const v1::StepRequest& request, LiveScene& live);

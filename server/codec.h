@@ -65,7 +65,8 @@ void EncodePose(const RigidTransform& X, v1::Pose* out);
 absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& spec);
 absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& spec, absl::string_view field);
 
-/// The inverse, for clients and tests that hold core specs (mesh ids are passed through).
+/// The inverse (mesh ids are passed through): used by the tests and fuzzers that build core specs
+/// and send them as requests, and to check that a decoded spec survives a round trip.
 void EncodeSceneSpec(const scene::SceneSpec& spec, v1::SceneSpec* out);
 void EncodeSensorSpec(const sensors::SensorSpec& spec, v1::SensorSpec* out);
 

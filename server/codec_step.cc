@@ -44,9 +44,6 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     TAXEL_RETURN_IF_ERROR(CheckLinkArrayShape(twists, n, L, 6, "twists"));
     TAXEL_ASSIGN_OR_RETURN(out->input.twists, RealValues(twists, "twists", &out->twist_storage));
   }
-  if (FromProto(request.quat_order()) == QuatOrder::kUnspecified) {
-    return Invalid("quat_order", "expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED");
-  }
   out->input.quat_order = FromProto(request.quat_order());
   out->input.env_ids = out->env_ids;
   out->input.dt = request.dt();

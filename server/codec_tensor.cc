@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/status_macros.h"
 #include "absl/strings/str_join.h"
 #include "server/codec.h"
 
@@ -140,10 +141,7 @@ absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_vie
           absl::StrCat(field, ".quaternion: expected 4 values or none, got ", pose.quaternion_size()));
     }
     order = FromProto(pose.quat_order());
-    if (order == QuatOrder::kUnspecified) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".quat_order: expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED"));
-    }
+    TAXEL_RETURN_IF_ERROR(CheckQuatOrder(order, absl::StrCat(field, ".quat_order")));
     for (int i = 0; i < 4; ++i) {
       v[3 + i] = pose.quaternion(i);
       if (!std::isfinite(v[3 + i])) {

@@ -18,20 +18,26 @@ bool SplitFieldMessage(absl::string_view message, absl::string_view* field, absl
   return true;
 }
 
-grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_prefix) {
-  if (status.ok()) return grpc::Status::OK;
+absl::Status PrefixFieldPath(const absl::Status& status, absl::string_view prefix) {
+  absl::string_view field, description;
+  if (status.ok() || prefix.empty() || !SplitFieldMessage(status.message(), &field, &description)) return status;
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& unprefixed, absl::string_view field_prefix) {
+  if (unprefixed.ok()) return grpc::Status::OK;
+  const absl::Status status = PrefixFieldPath(unprefixed, field_prefix);
   const auto code = static_cast<grpc::StatusCode>(status.code());
   std::string message(status.message());
   absl::string_view field, description;
   const bool has_field = SplitFieldMessage(status.message(), &field, &description);
-  if (has_field && !field_prefix.empty()) message = absl::StrCat(field_prefix, message);
   if (!has_field || (status.code() != absl::StatusCode::kInvalidArgument &&
                      status.code() != absl::StatusCode::kOutOfRange)) {
     return grpc::Status(code, message);
   }
   google::rpc::BadRequest bad_request;
   auto* violation = bad_request.add_field_violations();
-  violation->set_field(absl::StrCat(field_prefix, field));
+  violation->set_field(std::string(field));
   violation->set_description(std::string(description));
   google::rpc::Status rpc_status;
   rpc_status.set_code(static_cast<int>(status.code()));

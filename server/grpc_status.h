@@ -14,6 +14,10 @@ namespace taxel::server {
 /// prepended to the field path (e.g. "spec." for CreateScene, whose spec is a sub-message).
 grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_prefix = "");
 
+/// `status` with `prefix` prepended to its message when the message names a field (the field path
+/// of a sub-message, e.g. "spec." for CreateScene); other statuses unchanged.
+absl::Status PrefixFieldPath(const absl::Status& status, absl::string_view prefix);
+
 /// `status` with its message cut to at most 1024 bytes (marked "... (N bytes)"), so that an
 /// error that quotes a request's value (a 100 kB scene name) still fits the client's metadata
 /// limit. The details (BadRequest) are kept.

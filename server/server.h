@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/geometry/mesh_store.h"
 #include "grpcpp/server.h"
 #include "server/metrics.h"

@@ -1,6 +1,7 @@
-// The taxel.v1.Taxel service: one thin handler per RPC over the scene registry and the core.
-// gRPC's callback threads only hand requests to the RequestExecutor; decoding, evaluation and
-// encoding run there (evaluation fans out on the evaluation ThreadPool).
+// The taxel.v1.Taxel service: the gRPC transport of the handlers (server/handlers.h). gRPC's
+// callback threads only authenticate and hand requests to the RequestExecutor; parsing, the
+// handler (decoding, evaluation, encoding) and the status mapping run there (evaluation fans out
+// on the evaluation ThreadPool).
 #ifndef TAXEL_SERVER_SERVICE_H_
 #define TAXEL_SERVER_SERVICE_H_
 
@@ -13,16 +14,17 @@
 #include <string>
 
 #include "core/common/executor.h"
+#include "server/thread_pool.h"
 #include "core/geometry/mesh_store.h"
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/request_executor.h"
+#include "server/handlers.h"
 #include "server/scene_registry.h"
+#include "server/step_stream.h"
 #include "taxel/v1/service.grpc.pb.h"
 
 namespace taxel::server {
-
-class StepStreamReactor;
 
 /// Every RPC on the callback API as a raw method (grpc::ByteBuffer in and out): the service
 /// parses each request itself, so that a request protobuf cannot parse is INVALID_ARGUMENT
@@ -62,7 +64,6 @@ class TaxelService final : public TaxelServiceBase {
   grpc::ServerUnaryReactor* AddSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  /// Raw: the request bytes are a v1::StepRequest, the response bytes a v1::StepResponse.
   grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StepStream(grpc::CallbackServerContext*) override;
   grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
@@ -74,31 +75,24 @@ class TaxelService final : public TaxelServiceBase {
   void Drain();
   bool draining() const { return draining_.load(); }
 
-  // Used by StepStreamReactor.
-  using Clock = std::chrono::steady_clock;
-  /// Steps the scene and writes the StepResponse bytes to `response`. `parse_seconds`: the time
-  /// spent parsing the request bytes after `queued_at`, reported as decode rather than queue.
-  grpc::Status StepOnce(const std::string& tenant, const v1::StepRequest& request, grpc::ByteBuffer* response,
-                        Clock::time_point queued_at, double parse_seconds);
-  void Unregister(StepStreamReactor* stream);
-  RequestExecutor& executor() { return *deps_.executor; }
-  Metrics& metrics() { return *deps_.metrics; }
-
  private:
-  template <typename Handler>
-  grpc::ServerUnaryReactor* RunUnary(grpc::CallbackServerContext* ctx, const char* method, Handler handler);
-  /// RunUnary for a protobuf request and response: parses `in` as a Request (INVALID_ARGUMENT
-  /// when it cannot, or when an enum holds an undeclared value), runs
-  /// handler(tenant, request, &response), serialises the response into `out`.
-  template <typename Request, typename Response, typename Handler>
+  /// Authenticates, queues `work(call)` on the request executor and finishes the call with its
+  /// status mapped to gRPC (the one place: ToGrpcStatus, BoundedStatus), with metrics and logs.
+  template <typename Work>
+  grpc::ServerUnaryReactor* RunUnary(grpc::CallbackServerContext* ctx, const char* method, Work work);
+  /// RunUnary for a handler with a protobuf request and response: parses `in` (INVALID_ARGUMENT
+  /// when it cannot, or when an enum holds an undeclared value), runs the handler, serialises the
+  /// response into `out`.
+  template <typename Request, typename Response>
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in,
-                                  grpc::ByteBuffer* out, Handler handler);
+                                  grpc::ByteBuffer* out,
+                                  absl::Status (TaxelHandlers::*handler)(const Call&, const Request&, Response*));
   grpc::Status Authenticate(grpc::CallbackServerContext* ctx, std::string* tenant) const;
   void AbortStreams(const std::string& tenant, const std::string& scene, const grpc::Status& status);
-  void UpdateGauges();
 
   Deps deps_;
   std::atomic<bool> draining_{false};
+  TaxelHandlers handlers_;
   std::mutex streams_mu_;
   std::set<StepStreamReactor*> streams_;
 };

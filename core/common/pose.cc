@@ -14,10 +14,7 @@ Eigen::Quaterniond QuaternionFromArray(const double* q, QuatOrder order) {
 
 absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
                                              absl::string_view field) {
-  if (order != QuatOrder::kXyzw && order != QuatOrder::kWxyz) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": quaternion order must be XYZW or WXYZ, got UNSPECIFIED"));
-  }
+  if (absl::Status s = CheckQuatOrder(order, field); !s.ok()) return s;
   for (int i = 0; i < 7; ++i) {
     if (!std::isfinite(v[i])) {
       return absl::InvalidArgumentError(
@@ -80,6 +77,12 @@ Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
   return aa.axis() * (aa.angle() / dt);
 }
 
+absl::Status CheckQuatOrder(QuatOrder order, absl::string_view field) {
+  if (order == QuatOrder::kXyzw || order == QuatOrder::kWxyz) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": expected XYZW or WXYZ, got ", QuatOrderName(QuatOrder::kUnspecified)));
+}
+
 absl::string_view QuatOrderName(QuatOrder order) {
   switch (order) {
     case QuatOrder::kXyzw:
@@ -87,7 +90,7 @@ absl::string_view QuatOrderName(QuatOrder order) {
     case QuatOrder::kWxyz:
       return "WXYZ";
     default:
-      return "UNSPECIFIED";
+      return "QUAT_ORDER_UNSPECIFIED";
   }
 }
 

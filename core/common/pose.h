@@ -72,8 +72,13 @@ void PoseToArray(const RigidTransform& X, QuatOrder order, double* out);
 Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
                                              const Eigen::Matrix3d& R_now, double dt);
 
-/// "XYZW" / "WXYZ" / "UNSPECIFIED".
+/// "XYZW" / "WXYZ" / "QUAT_ORDER_UNSPECIFIED" (the wire names).
 absl::string_view QuatOrderName(QuatOrder order);
+
+/// The one check (and wording) of a quaternion order, for every decoder and Scene::Step:
+/// INVALID_ARGUMENT "<field>: expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED" unless `order`
+/// is XYZW or WXYZ.
+absl::Status CheckQuatOrder(QuatOrder order, absl::string_view field);
 
 }  // namespace taxel
 

@@ -4,6 +4,14 @@
 
 namespace taxel::contact {
 
+absl::string_view ContactSourceName(ContactSource source) {
+  switch (source) {
+    case ContactSource::kEstimated: return "estimated";
+    case ContactSource::kReported: return "reported";
+  }
+  return "unknown";
+}
+
 bool IsGlob(const std::string& p) { return p.find_first_of("*?") != std::string::npos; }
 
 bool GlobMatch(const std::string& pattern, const std::string& text) {

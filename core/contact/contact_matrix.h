@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "absl/strings/string_view.h"
 #include "core/contact/nonlinear_law.h"
 
 namespace taxel::contact {
@@ -24,6 +25,9 @@ namespace taxel::contact {
 ///  - kReported: each step carries the simulator's own contacts; Taxel selects, aggregates,
 ///    resets and slices them.
 enum class ContactSource { kEstimated, kReported };
+inline constexpr ContactSource kContactSources[] = {ContactSource::kEstimated, ContactSource::kReported};
+/// "estimated", "reported".
+absl::string_view ContactSourceName(ContactSource source);
 
 /// The nonlinear law's defaults with the stiffness and damping of a pressure (see ContactMatrixSpec).
 inline NonlinearLawParams DefaultPressureLaw() {

@@ -16,6 +16,10 @@
 namespace taxel::geometry {
 
 enum class ShapeKind { kSphere, kBox, kCapsule, kCylinder, kHalfSpace, kHeightfield, kMesh };
+/// Every ShapeKind, in order.
+inline constexpr ShapeKind kShapeKinds[] = {ShapeKind::kSphere,    ShapeKind::kBox,         ShapeKind::kCapsule,
+                                           ShapeKind::kCylinder,  ShapeKind::kHalfSpace,   ShapeKind::kHeightfield,
+                                           ShapeKind::kMesh};
 
 absl::string_view ShapeKindName(ShapeKind kind);
 

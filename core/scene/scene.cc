@@ -75,7 +75,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   // Outputs, imperfection state and history; tracked sensors also sample the tracked surfaces
   // (8 candidates per kept point, kept points and their index).
   double bytes = static_cast<double>(sensors::Sensor::EstimateBytes(spec, model_->num_envs()));
-  if (spec.kind == sensors::SensorKind::kElastomerTaxel || spec.kind == sensors::SensorKind::kProximityTaxel) {
+  if (sensors::TraitsOf(spec.kind).tracks_links) {
     // (Validated by Sensor::Create below; a negative count must not make a negative size here.)
     bytes += 10.0 * std::max(0, spec.n_sample_points) * sizeof(Eigen::Vector3d) *
              static_cast<double>(spec.track_links.size());
@@ -84,7 +84,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   const SensorId id(next_sensor_id_);
   TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
                                                               model_->num_envs(), model_->seed(), field));
-  if (spec.kind == sensors::SensorKind::kElastomerTaxel || spec.kind == sensors::SensorKind::kProximityTaxel) {
+  if (sensors::TraitsOf(spec.kind).tracks_links) {
     std::vector<LinkIndex> tracked;
     for (size_t i = 0; i < spec.track_links.size(); ++i) {
       TAXEL_ASSIGN_OR_RETURN(LinkIndex l,
@@ -169,18 +169,37 @@ absl::StatusOr<std::vector<int32_t>> Scene::ResolveEnvIds(absl::Span<const int32
 
 absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* stats, MemoryBudget& budget) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int32_t> envs;
+  TAXEL_RETURN_IF_ERROR(ValidateStep(in, executor, budget, &envs));  // the only stage that may fail
+  const auto t1 = std::chrono::steady_clock::now();
+  CommitPoses(in, envs);
+  std::array<int64_t, sensors::kNumSensorKinds> evaluations{};
+  EvaluateSensors(executor, envs, in.dt, &evaluations);
+  UpdateContactMatrix(in, envs, executor);
+  FinishMeasuredBranches(executor, envs, in.dt);
+  if (stats != nullptr) {
+    stats->step = step_count_;
+    stats->validate_seconds = std::chrono::duration<double>(t1 - t0).count();
+    stats->evaluate_seconds = SecondsSince(t1);
+    stats->probe_evaluations = evaluations;
+  }
+  return absl::OkStatus();
+}
+
+// Everything about the input, checked before any state changes: env ids, dt, quaternion order,
+// array sizes, every pose (decoded into decoded_) and twist, reported contacts, jitter against dt,
+// and the memory of delay rings a shorter dt grows (reserved from `budget`).
+absl::Status Scene::ValidateStep(const StepInput& in, Executor& executor, MemoryBudget& budget,
+                                 std::vector<int32_t>* envs_out) {
   const SceneModel& m = *model_;
   const int L = m.num_moving_links();
-
-  // --- Validate everything before touching any state. ---
-  TAXEL_ASSIGN_OR_RETURN(const std::vector<int32_t> envs, ResolveEnvIds(in.env_ids));
+  TAXEL_ASSIGN_OR_RETURN(*envs_out, ResolveEnvIds(in.env_ids));
+  const std::vector<int32_t>& envs = *envs_out;
   const size_t n = envs.size();
   if (!(in.dt > 0) || !std::isfinite(in.dt)) {
     return absl::InvalidArgumentError(absl::StrCat("dt: expected a finite value > 0, got ", in.dt));
   }
-  if (in.quat_order != QuatOrder::kXyzw && in.quat_order != QuatOrder::kWxyz) {
-    return absl::InvalidArgumentError("quat_order: expected XYZW or WXYZ, got UNSPECIFIED");
-  }
+  TAXEL_RETURN_IF_ERROR(CheckQuatOrder(in.quat_order, "quat_order"));
   if (in.poses.size() != n * L * 7) {
     return absl::InvalidArgumentError(absl::StrCat("poses: expected shape [", n, ", ", L, ", 7] (", n * L * 7,
                                                    " values), got ", in.poses.size(), " values"));
@@ -244,9 +263,15 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
     }
     TAXEL_RETURN_IF_ERROR(budget.Reserve(grow, "dt", what));
   }
-  const auto t1 = std::chrono::steady_clock::now();
+  return absl::OkStatus();
+}
 
-  // --- Commit poses and velocities. ---
+// Poses (decoded by ValidateStep) and velocities (the twists given, or finite differences when a
+// sensor or the contact model needs them) of the stepped envs; step counters; pipelines prepared
+// for dt.
+void Scene::CommitPoses(const StepInput& in, absl::Span<const int32_t> envs) {
+  const int L = model_->num_moving_links();
+  const size_t n = envs.size();
   for (size_t i = 0; i < n; ++i) {
     const int e = envs[i];
     for (int l = 0; l < L; ++l) {
@@ -275,15 +300,20 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   for (auto& [id, sensor] : sensors_) {
     if (sensor->pipeline()) sensor->pipeline()->Prepare(in.dt);
   }
+}
 
-  // --- Evaluate: tasks of (env, sensor, probe range). ---
+// The sensor kernels: tasks of (env, sensor, probe range) over the executor. A sensor evaluated
+// in one task per env runs its measured branch in the same task. Counts the active probes
+// evaluated per sensor kind.
+void Scene::EvaluateSensors(Executor& executor, absl::Span<const int32_t> envs, double dt,
+                            std::array<int64_t, sensors::kNumSensorKinds>* evaluations) {
+  const size_t n = envs.size();
   struct Task {
     int env;
     sensors::Sensor* sensor;
     int begin, end;
   };
   std::vector<Task> tasks;
-  std::array<int64_t, 5> evaluations{};
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
       const int np = s->num_probes();
@@ -291,7 +321,7 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
       for (int b = 0; b < np; b += chunk) tasks.push_back({e, s.get(), b, std::min(np, b + chunk)});
     }
   }
-  for (auto& [id, s] : sensors_) evaluations[static_cast<int>(s->kind())] += int64_t{s->layout().num_active()} * n;
+  for (auto& [id, s] : sensors_) (*evaluations)[static_cast<int>(s->kind())] += int64_t{s->layout().num_active()} * n;
   worker_candidates_.resize(std::max(1, executor.num_workers()));
   worker_gel_.resize(worker_candidates_.size());
   worker_tracked_.resize(worker_candidates_.size());
@@ -300,32 +330,33 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
     sensors::Sensor& sensor = *task.sensor;
     const sensors::LinkKinematics& link = kinematics(task.env, sensor.link());
     const uint64_t step = env_steps_[task.env];
-    switch (sensor.kind()) {
-      case sensors::SensorKind::kElastomerTaxel: {
+    switch (sensors::TraitsOf(sensor.kind()).evaluator) {
+      case sensors::Evaluator::kElastomer:
         GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
         GatherGel(sensor, task.env, &worker_gel_[worker]);
         TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
         sensors::EvaluateElastomer(sensor, task.env, link, worker_candidates_[worker], worker_gel_[worker],
                                    worker_tracked_[worker]);
         break;
-      }
-      case sensors::SensorKind::kProximityTaxel: {
+      case sensors::Evaluator::kProximity:
         TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
         sensors::EvaluateProximity(sensor, task.env, task.begin, task.end, step, link, worker_tracked_[worker]);
         break;
-      }
-      default: {
+      case sensors::Evaluator::kProbeRange:
         GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
         sensors::EvaluateProbeRange(sensor, task.env, task.begin, task.end, step, link, worker_candidates_[worker]);
-      }
+        break;
     }
     // A task that covers the whole sensor runs its measured branch right away, while the kernel's
     // raw output is still in cache.
     if (sensor.pipeline() && sensor.one_task_per_env()) {
-      sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], in.dt);
+      sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], dt);
     }
   });
-  // Contact matrix.
+}
+
+// The contact matrix of the stepped envs: the reported contacts applied, or estimated per env.
+void Scene::UpdateContactMatrix(const StepInput& in, absl::Span<const int32_t> envs, Executor& executor) {
   if (contacts_ != nullptr) {
     if (contacts_->spec().source == contact::ContactSource::kReported) {
       contacts_->ApplyReported(in.contacts, envs);
@@ -335,8 +366,11 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
                            [&](int64_t i, int) { contacts_->EstimateEnv(envs[i], *model_, kin); });
     }
   }
-  // Measured branch of the sensors split over several tasks: the imperfection pipeline per
-  // (env, sensor), after all kernels.
+}
+
+// The measured branch of the sensors split over several tasks: the imperfection pipeline per
+// (env, sensor), after all kernels.
+void Scene::FinishMeasuredBranches(Executor& executor, absl::Span<const int32_t> envs, double dt) {
   std::vector<std::pair<int, sensors::Sensor*>> measured;
   for (int e : envs) {
     for (auto& [id, s] : sensors_) {
@@ -345,15 +379,8 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   }
   executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {
     const auto [e, s] = measured[t];
-    s->FinishMeasured(e, env_steps_[e], env_steps_since_reset_[e], in.dt);
+    s->FinishMeasured(e, env_steps_[e], env_steps_since_reset_[e], dt);
   });
-  if (stats != nullptr) {
-    stats->step = step_count_;
-    stats->validate_seconds = std::chrono::duration<double>(t1 - t0).count();
-    stats->evaluate_seconds = SecondsSince(t1);
-    stats->probe_evaluations = evaluations;
-  }
-  return absl::OkStatus();
 }
 
 void Scene::GatherCandidates(const sensors::Sensor& sensor, int env,
@@ -399,7 +426,7 @@ absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
 void Scene::UpdateNeedsVelocity() {
   needs_velocity_ = contacts_ != nullptr && contacts_->spec().source == contact::ContactSource::kEstimated;
   for (const auto& [id, s] : sensors_) {
-    needs_velocity_ |= s->kind() == sensors::SensorKind::kKinematicTaxel || s->kind() == sensors::SensorKind::kProximityTaxel;
+    needs_velocity_ |= sensors::TraitsOf(s->kind()).needs_velocities;
   }
 }
 
@@ -475,8 +502,9 @@ std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sens
     }
   }
   auto g = std::make_unique<sensors::TrackedGeometry>(std::move(tracked), m.num_envs(), per_env);
-  if (spec.kind == sensors::SensorKind::kProximityTaxel) g->BuildIndices();
-  if (spec.kind == sensors::SensorKind::kElastomerTaxel) g->PrepareDilation(sensor.layout(), spec.elastomer);
+  const sensors::Evaluator evaluator = sensors::TraitsOf(spec.kind).evaluator;
+  if (evaluator == sensors::Evaluator::kProximity) g->BuildIndices();
+  if (evaluator == sensors::Evaluator::kElastomer) g->PrepareDilation(sensor.layout(), spec.elastomer);
   return g;
 }
 

@@ -49,8 +49,8 @@ struct StepStats {
   int64_t step = 0;               ///< scene step number after this step (1 for the first)
   double validate_seconds = 0;    ///< decoding and validating the input
   double evaluate_seconds = 0;    ///< state update, broad phase and sensor kernels
-  /// Active probes evaluated, per sensors::SensorKind.
-  std::array<int64_t, 5> probe_evaluations{};
+  /// Active probes evaluated, per sensors::SensorKind (indexed by its value).
+  std::array<int64_t, sensors::kNumSensorKinds> probe_evaluations{};
 };
 
 /// Not thread-safe: callers serialise Step/Reset/AddSensor/RemoveSensor on one scene (the server
@@ -113,6 +113,13 @@ class Scene {
 
  private:
   Scene() = default;
+  // Step's stages, in order. Only ValidateStep may fail, and it changes no state.
+  absl::Status ValidateStep(const StepInput& in, Executor& executor, MemoryBudget& budget, std::vector<int32_t>* envs);
+  void CommitPoses(const StepInput& in, absl::Span<const int32_t> envs);
+  void EvaluateSensors(Executor& executor, absl::Span<const int32_t> envs, double dt,
+                       std::array<int64_t, sensors::kNumSensorKinds>* evaluations);
+  void UpdateContactMatrix(const StepInput& in, absl::Span<const int32_t> envs, Executor& executor);
+  void FinishMeasuredBranches(Executor& executor, absl::Span<const int32_t> envs, double dt);
   void GatherCandidates(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const;
   void GatherGel(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const;
   void TrackedInEnv(const sensors::Sensor& sensor, int env, std::vector<sensors::TrackedLinkInEnv>* out) const;

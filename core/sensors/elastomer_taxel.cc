@@ -46,25 +46,22 @@ struct GridLattice {
   Eigen::Vector3d origin, col_step, row_step, normal;
 };
 
-std::optional<GridLattice> RegularGrid(const ProbeLayout& layout) {
+// The lattice when the layout is a grid regular to 1e-12 of its extent (the FFT path must equal
+// the direct sum) with one normal; nullopt otherwise.
+std::optional<GridLattice> RegularLattice(const ProbeLayout& layout) {
   if (!layout.is_grid()) return std::nullopt;
   GridLattice g;
   g.rows = layout.rows(), g.cols = layout.cols();
   g.normal = layout.normal(0);
+  double extent = 0;
   for (int k = 0; k < layout.size(); ++k) {
     if ((layout.normal(k) - g.normal).norm() > 1e-12) return std::nullopt;
+    extent = std::max(extent, layout.position(k).norm());
   }
+  auto steps = RegularGrid(layout, "probe_local_pos", 1e-12 * (1 + 2 * extent * (g.rows + g.cols)), "the FFT path");
+  if (!steps.ok()) return std::nullopt;
   g.origin = layout.position(0);
-  g.col_step = g.cols > 1 ? Eigen::Vector3d(layout.position(1) - g.origin) : Eigen::Vector3d::Zero();
-  g.row_step = g.rows > 1 ? Eigen::Vector3d(layout.position(g.cols) - g.origin) : Eigen::Vector3d::Zero();
-  const double tol = 1e-12 * (1 + g.origin.norm() + g.col_step.norm() * g.cols + g.row_step.norm() * g.rows);
-  for (int i = 0; i < g.rows; ++i) {
-    for (int j = 0; j < g.cols; ++j) {
-      if ((layout.position(i * g.cols + j) - (g.origin + j * g.col_step + i * g.row_step)).norm() > tol) {
-        return std::nullopt;
-      }
-    }
-  }
+  g.col_step = steps->col_step, g.row_step = steps->row_step;
   return g;
 }
 
@@ -183,7 +180,7 @@ void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const d
 bool TrackedGeometry::PrepareDilation(const ProbeLayout& layout, const ElastomerParams& p) {
   fft_.reset();
   layer_.reset();
-  const std::optional<GridLattice> grid = RegularGrid(layout);
+  const std::optional<GridLattice> grid = RegularLattice(layout);
   if (!grid) return false;
   if (p.compressibility < 1) {
     // The lattice steps projected onto the gel's plane (the kernel is in-plane); a lattice that

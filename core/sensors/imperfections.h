@@ -29,20 +29,17 @@ namespace taxel::sensors {
 ///  - kTorque: three components, the torque kernel.
 enum class ChannelGroup { kScalar, kForceLike, kTorque };
 
-/// Spacing of a regular probe grid: probe (i, j) = p00 + j·col_step + i·row_step.
-struct GridGeometry {
-  Eigen::Vector3d col_step = Eigen::Vector3d::Zero();
-  Eigen::Vector3d row_step = Eigen::Vector3d::Zero();
-};
-
-/// The grid's steps, or INVALID_ARGUMENT (naming `field`) when the layout is not a grid or a
-/// probe is more than `tolerance` (m) off the regular lattice.
-absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance = 1e-5);
-
 /// Odd rows × cols Gaussian kernel, row-major, L1-normalised: K[a][b] ∝ exp(−(((a − rows/2)·row_spacing)²
 /// + ((b − cols/2)·col_spacing)²) / (2σ²)). Errors: even or non-positive sizes, σ ≤ 0, spacing ≤ 0.
 absl::StatusOr<std::vector<double>> GaussianCrosstalkKernel(int rows, int cols, double sigma, double row_spacing,
                                                             double col_spacing);
+
+/// Width in channels of a channel group (1 for scalars, 3 for vectors).
+inline int GroupWidth(ChannelGroup g) { return g == ChannelGroup::kScalar ? 1 : 3; }
+/// The Gaussian kernel blended with the identity at `strength` s: (1 − s)·δ + s·G.
+std::vector<double> BlendWithIdentity(std::vector<double> g, int rows, int cols, double strength);
+/// True when K (rows × cols, odd) is the discrete delta: 1 at the centre, 0 elsewhere.
+bool IsIdentityKernel(const std::vector<double>& K, int rows, int cols);
 
 /// Checks an ImperfectionSpec against its layout; field names like "sensor.imperfections.noise".
 absl::Status ValidateImperfections(const ImperfectionSpec& spec, const ProbeLayout& layout, absl::string_view field);

@@ -105,4 +105,28 @@ absl::StatusOr<std::vector<Eigen::Vector3d>> GridPointsOnPlane(const Eigen::Vect
   return points;
 }
 
+absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance,
+                                         absl::string_view purpose) {
+  if (!layout.is_grid()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": ", purpose, " needs a grid layout (probe_local_pos of shape [rows, cols, 3]), got a flat list"));
+  }
+  const int rows = layout.rows(), cols = layout.cols();
+  GridGeometry g;
+  const Eigen::Vector3d& p00 = layout.position(0);
+  if (cols > 1) g.col_step = layout.position(1) - p00;
+  if (rows > 1) g.row_step = layout.position(cols) - p00;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const Eigen::Vector3d expected = p00 + j * g.col_step + i * g.row_step;
+      if ((layout.position(i * cols + j) - expected).norm() > tolerance) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": ", purpose, " needs a regular grid; probe [", i, ", ", j,
+                                                       "] is ", (layout.position(i * cols + j) - expected).norm(),
+                                                       " m off the lattice (tolerance ", tolerance, " m)"));
+      }
+    }
+  }
+  return g;
+}
+
 }  // namespace taxel::sensors

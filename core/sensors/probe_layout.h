@@ -77,6 +77,18 @@ class ProbeLayout {
 absl::StatusOr<std::vector<Eigen::Vector3d>> GridPointsOnPlane(const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
                                                                const Eigen::Vector3d& normal, int nx, int ny);
 
+/// Steps of a regular probe grid: probe (i, j) = p00 + j·col_step + i·row_step.
+struct GridGeometry {
+  Eigen::Vector3d col_step = Eigen::Vector3d::Zero();
+  Eigen::Vector3d row_step = Eigen::Vector3d::Zero();
+};
+
+/// The grid's steps, or INVALID_ARGUMENT (naming `field`; the message says what needs the grid,
+/// `purpose`, e.g. "crosstalk") when the layout is not a grid or a probe is more than `tolerance`
+/// (m) off the regular lattice.
+absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance = 1e-5,
+                                         absl::string_view purpose = "crosstalk");
+
 }  // namespace taxel::sensors
 
 #endif  // TAXEL_CORE_SENSORS_PROBE_LAYOUT_H_

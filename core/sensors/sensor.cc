@@ -11,28 +11,8 @@
 namespace taxel::sensors {
 namespace {
 
-std::vector<Channel> ChannelsOf(SensorKind kind) {
-  switch (kind) {
-    case SensorKind::kContactProbe: return {Channel::kContact, Channel::kDepth};
-    case SensorKind::kContactDepthProbe: return {Channel::kDepth, Channel::kNormal, Channel::kArea, Channel::kPartner};
-    case SensorKind::kKinematicTaxel: return {Channel::kForce, Channel::kTorque};
-    case SensorKind::kElastomerTaxel: return {Channel::kDisplacement};
-    case SensorKind::kProximityTaxel: return {Channel::kForce, Channel::kTorque};
-  }
-  return {};
-}
-
-// How the pipeline sees a probe's channels.
-std::vector<ChannelGroup> GroupsOf(SensorKind kind) {
-  switch (kind) {
-    case SensorKind::kContactProbe:
-    case SensorKind::kContactDepthProbe: return {ChannelGroup::kScalar};
-    case SensorKind::kKinematicTaxel:
-    case SensorKind::kProximityTaxel: return {ChannelGroup::kForceLike, ChannelGroup::kTorque};
-    case SensorKind::kElastomerTaxel: return {ChannelGroup::kForceLike};
-  }
-  return {};
-}
+const std::vector<Channel>& ChannelsOf(SensorKind kind) { return TraitsOf(kind).channels; }
+const std::vector<ChannelGroup>& GroupsOf(SensorKind kind) { return TraitsOf(kind).groups; }
 
 constexpr int kMaxSamplePoints = 20000;
 
@@ -83,13 +63,29 @@ absl::Status ValidateProximity(const ProximityParams& p, absl::string_view f) {
 
 }  // namespace
 
-absl::string_view SensorKindName(SensorKind kind) {
-  switch (kind) {
-    case SensorKind::kContactProbe: return "contact_probe";
-    case SensorKind::kContactDepthProbe: return "contact_depth_probe";
-    case SensorKind::kKinematicTaxel: return "kinematic_taxel";
-    case SensorKind::kElastomerTaxel: return "elastomer_taxel";
-    case SensorKind::kProximityTaxel: return "proximity_taxel";
+const SensorKindTraits& TraitsOf(SensorKind kind) {
+  using C = Channel;
+  using G = ChannelGroup;
+  // Indexed by the kind's value (kSensorKinds order).
+  static const SensorKindTraits kTraits[kNumSensorKinds] = {
+      {"contact_probe", {C::kContact, C::kDepth}, {G::kScalar}, {C::kDepth}, false, false, Evaluator::kProbeRange},
+      {"contact_depth_probe", {C::kDepth, C::kNormal, C::kArea, C::kPartner}, {G::kScalar}, {C::kDepth}, false, false,
+       Evaluator::kProbeRange},
+      {"kinematic_taxel", {C::kForce, C::kTorque}, {G::kForceLike, G::kTorque}, {C::kForce, C::kTorque}, false, true,
+       Evaluator::kProbeRange},
+      {"elastomer_taxel", {C::kDisplacement}, {G::kForceLike}, {C::kDisplacement}, true, false, Evaluator::kElastomer},
+      {"proximity_taxel", {C::kForce, C::kTorque}, {G::kForceLike, G::kTorque}, {C::kForce, C::kTorque}, true, true,
+       Evaluator::kProximity},
+  };
+  return kTraits[static_cast<int>(kind)];
+}
+
+absl::string_view SensorKindName(SensorKind kind) { return TraitsOf(kind).name; }
+
+absl::string_view SensorSpec::ForceLawName(ForceLaw law) {
+  switch (law) {
+    case ForceLaw::kSpringDamper: return "spring_damper";
+    case ForceLaw::kNonlinear: return "nonlinear";
   }
   return "unknown";
 }
@@ -161,7 +157,7 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   if (spec.kind == SensorKind::kProximityTaxel) {
     TAXEL_RETURN_IF_ERROR(ValidateProximity(spec.proximity, absl::StrCat(field, ".proximity")));
   }
-  if (spec.kind == SensorKind::kElastomerTaxel || spec.kind == SensorKind::kProximityTaxel) {
+  if (TraitsOf(spec.kind).tracks_links) {
     if (spec.track_links.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(field, ".track_links: expected at least one tracked link"));
     }
@@ -286,14 +282,7 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
   }
 }
 
-std::vector<Channel> Sensor::history_channels() const {
-  switch (kind()) {
-    case SensorKind::kKinematicTaxel:
-    case SensorKind::kProximityTaxel: return {Channel::kForce, Channel::kTorque};
-    case SensorKind::kElastomerTaxel: return {Channel::kDisplacement};
-    default: return {Channel::kDepth};
-  }
-}
+std::vector<Channel> Sensor::history_channels() const { return TraitsOf(kind()).history; }
 
 void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
   const int n = layout_.size();

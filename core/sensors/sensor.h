@@ -31,6 +31,25 @@ enum class Branch { kGroundTruth = 0, kMeasured = 1 };
 enum class Channel { kContact, kDepth, kNormal, kArea, kPartner, kForce, kTorque, kDisplacement };
 inline constexpr int kNumChannels = 8;
 absl::string_view ChannelName(Channel c);
+
+/// Which kernel evaluates a sensor kind (Scene::EvaluateSensors).
+enum class Evaluator {
+  kProbeRange,  ///< per probe against the broad-phase candidates (probe_kernels.h), any probe range
+  kElastomer,   ///< the whole gel per env: dilation + shear (tracked_geometry.h)
+  kProximity,   ///< per probe against the tracked links' point clouds
+};
+
+/// What a sensor kind is, in one row per kind (the switches over kinds read this table).
+struct SensorKindTraits {
+  absl::string_view name;             ///< "contact_probe", ... (SensorKindName)
+  std::vector<Channel> channels;      ///< ground-truth and measured outputs, in order
+  std::vector<ChannelGroup> groups;   ///< how the measured pipeline sees a probe's channels
+  std::vector<Channel> history;       ///< channels ReadSensors.history can return
+  bool tracks_links = false;          ///< has track_links and sampled surface points
+  bool needs_velocities = false;      ///< reads link velocities (twists or finite differences)
+  Evaluator evaluator = Evaluator::kProbeRange;
+};
+const SensorKindTraits& TraitsOf(SensorKind kind);
 /// Values per probe for a channel (3 for vectors, else 1).
 int ChannelWidth(Channel c);
 

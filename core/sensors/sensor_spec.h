@@ -2,6 +2,7 @@
 #ifndef TAXEL_CORE_SENSORS_SENSOR_SPEC_H_
 #define TAXEL_CORE_SENSORS_SENSOR_SPEC_H_
 
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <string>
@@ -79,9 +80,14 @@ enum class SensorKind {
   kContactProbe,       ///< contact flag per probe (Schmitt trigger on the depth)
   kContactDepthProbe,  ///< penetration depth (+ normal, cap area, partner link)
   kKinematicTaxel,     ///< spring–damper force and torque per probe
-  kElastomerTaxel,     ///< gel-skin marker displacement (planned)
-  kProximityTaxel,     ///< point-cloud proximity force (planned)
+  kElastomerTaxel,     ///< gel-skin marker displacement (dilation + shear)
+  kProximityTaxel,     ///< point-cloud proximity force and torque
 };
+/// Every SensorKind, in order (arrays "one per sensor kind" are indexed by the kind's value).
+inline constexpr SensorKind kSensorKinds[] = {SensorKind::kContactProbe, SensorKind::kContactDepthProbe,
+                                             SensorKind::kKinematicTaxel, SensorKind::kElastomerTaxel,
+                                             SensorKind::kProximityTaxel};
+inline constexpr int kNumSensorKinds = static_cast<int>(std::size(kSensorKinds));
 
 absl::string_view SensorKindName(SensorKind kind);
 
@@ -134,6 +140,9 @@ struct SensorSpec {
   // DESIGN §5 (normal force with ramped damping and regularised Coulomb friction for the
   // tangential part; the twist term keeps spring_damper.twist_damping).
   enum class ForceLaw { kSpringDamper, kNonlinear };
+  static constexpr ForceLaw kForceLaws[] = {ForceLaw::kSpringDamper, ForceLaw::kNonlinear};
+  /// "spring_damper", "nonlinear".
+  static absl::string_view ForceLawName(ForceLaw law);
   ForceLaw force_law = ForceLaw::kSpringDamper;
   contact::SpringDamperParams spring_damper;
   contact::NonlinearLawParams nonlinear;

@@ -1,5 +1,5 @@
 // Codec: wire tensors, poses, and the absl::Status → grpc::Status mapping (server/codec.h,
-// server/grpc_status.h). Specs and steps are in codec_spec_test.cc and codec_step_test.cc.
+// server/grpc_status.h). Specs and steps are in codec_scene_spec_test.cc and codec_step_test.cc.
 #include "server/codec.h"
 
 #include <cmath>

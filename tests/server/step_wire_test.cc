@@ -63,7 +63,7 @@ class StepWireTest : public ::testing::Test {
     return head;
   }
 
-  // head + hand-written readings + tail, as StepOnce lays them out.
+  // head + hand-written readings + tail, as TaxelHandlers::Step lays them out.
   std::string WireBytes(const ReadPlan& plan, const std::vector<int32_t>& envs, const v1::StepResponse& tail) {
     const std::string head = Head(envs).SerializeAsString();
     const ReadingsWireWriter writer(plan, envs, kEnvs);

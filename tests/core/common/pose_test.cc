@@ -226,7 +226,7 @@ TEST(AngularVelocityTest, GeneralAxisAndShortestPath) {
 TEST(QuatOrderNameTest, Names) {
   EXPECT_EQ(QuatOrderName(QuatOrder::kXyzw), "XYZW");
   EXPECT_EQ(QuatOrderName(QuatOrder::kWxyz), "WXYZ");
-  EXPECT_EQ(QuatOrderName(QuatOrder::kUnspecified), "UNSPECIFIED");
+  EXPECT_EQ(QuatOrderName(QuatOrder::kUnspecified), "QUAT_ORDER_UNSPECIFIED");
 }
 
 }  // namespace

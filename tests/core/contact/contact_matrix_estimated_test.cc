@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "tests/core/contact/contact_matrix_test_util.h"
 #include "tests/support/scene_fixtures.h"
+#include "server/thread_pool.h"
 
 namespace taxel::scene {
 namespace {
@@ -56,7 +57,7 @@ void RestingOnTerrain(const Eigen::Matrix3d& R_T, const Eigen::Vector3d& p_T) {
     AppendPose(R_foot, p_T + 0.3 * t1 + (h.z() - d) * n, &poses);
     AppendPose(Eigen::Matrix3d::Identity(), p_T + 3 * n, &poses);
   }
-  ThreadPool pool(2);
+  server::ThreadPool pool(2);
   StepInput in;
   in.poses = poses;
   in.quat_order = QuatOrder::kXyzw;

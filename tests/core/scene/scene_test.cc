@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/scene_fixtures.h"
+#include "server/thread_pool.h"
 
 namespace taxel::scene {
 namespace {
@@ -225,6 +226,55 @@ TEST(KinematicTaxelTest, ForceAndTorqueMatchHandCalculation) {
   }
 }
 
+TEST(KinematicTaxelTest, TangentialSenseOfEachForceLaw) {
+  // The pad (the sensor link) slides along +x at 0.1 m/s, pressed 1 mm into the still terrain
+  // (probe at the link origin, R = 2 mm, link at z = 1 mm). The partner's velocity relative to the
+  // sensor is v = (−0.1, 0, 0): v_n = 0, v_t = (−0.1, 0, 0). The two laws report the tangential
+  // force in opposite senses, each pinned here:
+  //  - SPRING_DAMPER (Genesis' convention): −k_t·v_t, the friction acting on the partner, which
+  //    the sensor drags along its own motion: F = (+0.1, 0, k_n·δ) = (0.1, 0, 1) (k_t = 1, k_n = 1000).
+  //  - NONLINEAR: the friction acting on the sensor, against the sensor's slip: −μ_d·F_n·x̂ with
+  //    F_n = k_p·δ^1.5 = 1e5·(1e-3)^1.5 = 3.16228 N, slip 0.1 ≥ v_d → μ = μ_d = 0.5:
+  //    F = (−1.58114, 0, 3.16228).
+  SceneSpec spec;
+  spec.num_envs = 1;
+  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {})}));
+  spec.entities.push_back(Entity("ground", EntityKind::kTerrain, {Link("plane", {HalfSpaceShape()})}));
+  for (bool nonlinear : {false, true}) {
+    SensorSpec s;
+    s.name = nonlinear ? "nonlinear" : "spring_damper";
+    s.kind = SensorKind::kKinematicTaxel;
+    s.link = "pad";
+    s.probe_local_pos = {Eigen::Vector3d::Zero()};
+    s.probe_radius = {0.002};
+    s.spring_damper.normal_stiffness = 1000;
+    s.spring_damper.shear_damping = 1;
+    if (nonlinear) s.force_law = SensorSpec::ForceLaw::kNonlinear;
+    spec.sensors.push_back(s);
+  }
+  geometry::MeshStore meshes;
+  auto scene = Scene::Create(spec, meshes);
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  const std::vector<double> poses = {0, 0, 0.001, 0, 0, 0, 1};
+  const std::vector<double> twists = {0.1, 0, 0, 0, 0, 0};
+  StepInput in;
+  in.poses = poses;
+  in.twists = twists;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  InlineExecutor ex;
+  ASSERT_TRUE((*scene)->Step(in, ex).ok());
+  const auto& sd = (*scene)->FindSensor("spring_damper")->outputs(Branch::kGroundTruth);
+  const auto& nl = (*scene)->FindSensor("nonlinear")->outputs(Branch::kGroundTruth);
+  EXPECT_NEAR(sd.force[0], 0.1, 1e-6);
+  EXPECT_NEAR(sd.force[1], 0.0, 1e-9);
+  EXPECT_NEAR(sd.force[2], 1.0, 1e-6);
+  const double fn = 1e5 * std::pow(1e-3, 1.5);
+  EXPECT_NEAR(nl.force[0], -0.5 * fn, 1e-5);
+  EXPECT_NEAR(nl.force[1], 0.0, 1e-9);
+  EXPECT_NEAR(nl.force[2], fn, 1e-5);
+}
+
 TEST(KinematicTaxelTest, FiniteDifferenceVelocityFeedsDamping) {
   // No twists: the pad moves down 0.5 mm per 10 ms step → v = (0, 0, −0.05) from the 2nd step.
   SceneSpec spec;
@@ -282,7 +332,7 @@ TEST(SceneDeterminismTest, BitIdenticalAcrossThreadCounts) {
   for (int threads : {1, 2, 8}) {
     auto scene = Scene::Create(spec, meshes);
     ASSERT_TRUE(scene.ok()) << scene.status();
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     StepInput in;
     in.poses = poses;
     in.quat_order = QuatOrder::kXyzw;
@@ -307,7 +357,7 @@ TEST(SceneDeterminismTest, BitIdenticalAcrossThreadCounts) {
   EXPECT_EQ(results[0], results[1]);
   EXPECT_EQ(results[0], results[2]);
   auto scene = Scene::Create(spec, meshes);
-  ThreadPool pool(2);
+  server::ThreadPool pool(2);
   StepInput in;
   in.poses = poses;
   in.quat_order = QuatOrder::kXyzw;
@@ -344,7 +394,8 @@ TEST_F(PadAndBallTest, InvalidStepsAreRefusedAndChangeNothing) {
   poses[6] = 1;
   // Unspecified quaternion order.
   in.quat_order = QuatOrder::kUnspecified;
-  EXPECT_THAT(scene_->Step(in, pool_).message(), HasSubstr("quat_order"));
+  // (The only check of the order on the Step path, and its one wording.)
+  EXPECT_EQ(scene_->Step(in, pool_).message(), "quat_order: expected XYZW or WXYZ, got QUAT_ORDER_UNSPECIFIED");
   in.quat_order = QuatOrder::kXyzw;
   // Env id out of range and repeated.
   const std::vector<int32_t> bad_env = {0, 5};

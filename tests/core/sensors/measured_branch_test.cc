@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/scene_fixtures.h"
+#include "server/thread_pool.h"
 
 namespace taxel::scene {
 namespace {
@@ -235,7 +236,7 @@ TEST(MeasuredBranchTest, ASensorSplitOverTasksGetsItsMeasuredBranchToo) {
   s.imperfections.probe_gain.erase(s.imperfections.probe_gain.begin());  // drop the default 1.0
   const Sensor* sensor = rig.Add(s);
   ASSERT_NE(sensor, nullptr);
-  ThreadPool pool(2);
+  server::ThreadPool pool(2);
   ASSERT_TRUE(rig.Step({Slab(0.001), Slab(0.0005)}, 0.01, &pool).ok());
   for (int e = 0; e < 2; ++e) {
     const double depth = kR + (e == 0 ? 0.001 : 0.0005);
@@ -309,7 +310,7 @@ TEST(MeasuredBranchTest, SameSeedSameDrawsWithOneAndTwoThreads) {
     }
     rig.Add(depth);
     rig.Add(kin);
-    ThreadPool pool(threads);
+    server::ThreadPool pool(threads);
     std::vector<char> bytes;
     auto append = [&](const auto& v) {
       const char* b = reinterpret_cast<const char*>(v.data());

@@ -1,6 +1,6 @@
-// Tests for core/common/executor.h: every task runs exactly once, worker ids are in range, a
-// worker never runs two tasks at once, and results are the same as with the inline executor.
-#include "core/common/executor.h"
+// Tests for server/thread_pool.h and the core's InlineExecutor: every task runs exactly once, worker
+// ids are in range, a worker never runs two tasks at once, and results equal the inline executor's.
+#include "server/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 
-namespace taxel {
+namespace taxel::server {
 namespace {
 
 // A task's output depends only on its index (a cheap integer hash), never on the worker.
@@ -138,4 +138,4 @@ TEST(InlineExecutorTest, RunsInOrderOnWorkerZero) {
 }
 
 }  // namespace
-}  // namespace taxel
+}  // namespace taxel::server

@@ -1,8 +1,8 @@
-#include "core/common/executor.h"
+#include "server/thread_pool.h"
 
 #include <algorithm>
 
-namespace taxel {
+namespace taxel::server {
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
   for (int w = 1; w < num_threads_; ++w) threads_.emplace_back([this, w] { WorkerLoop(w); });
@@ -72,4 +72,4 @@ void ThreadPool::WorkerLoop(int worker) {
   }
 }
 
-}  // namespace taxel
+}  // namespace taxel::server
