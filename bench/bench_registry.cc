@@ -30,9 +30,7 @@ void Record::AddNumber(const std::string& key, double value) { extra.emplace_bac
 
 void Record::AddInt(const std::string& key, int64_t value) { extra.emplace_back(key, std::to_string(value)); }
 
-void Record::AddString(const std::string& key, const std::string& value) {
-  extra.emplace_back(key, JsonString(value));
-}
+void Record::AddString(const std::string& key, const std::string& value) { extra.emplace_back(key, JsonString(value)); }
 
 std::string JsonString(const std::string& s) {
   std::string out = "\"";

@@ -73,10 +73,7 @@ void SamplesToRate(Record* r, double count);
 class Context {
  public:
   Context(std::string case_name, int repeats, bool quick, std::vector<int> thread_counts)
-      : case_name_(std::move(case_name)),
-        repeats_(repeats),
-        quick_(quick),
-        thread_counts_(std::move(thread_counts)) {}
+      : case_name_(std::move(case_name)), repeats_(repeats), quick_(quick), thread_counts_(std::move(thread_counts)) {}
 
   const std::string& case_name() const { return case_name_; }
   /// Number of timed repeats (the warm-up run comes on top).
@@ -124,7 +121,7 @@ std::string JsonString(const std::string& s);
 
 /// Registers the callable (anything callable as void(Context&); variadic so that a lambda with
 /// top-level commas needs no extra parentheses) under the case name `name`.
-#define TAXEL_BENCH_CASE(name, ...)                                                   \
+#define TAXEL_BENCH_CASE(name, ...)                                                    \
   [[maybe_unused]] static const bool TAXEL_BENCH_CONCAT(taxel_bench_case_, __LINE__) = \
       ::taxel::bench::RegisterCase(name, __VA_ARGS__)
 

@@ -8,8 +8,8 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/scene/scene.h"
+#include "server/thread_pool.h"
 
 namespace taxel::bench {
 namespace {

@@ -14,8 +14,8 @@
 // the same run, the two alternated step by step so that both see the same machine load) and
 // "wire_response_bytes" (the serialised StepResponse as sent).
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,12 +25,12 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
 #include "server/codec.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/thread_pool.h"
 #include "taxel/client.h"
 
 namespace taxel::bench {

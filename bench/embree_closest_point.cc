@@ -12,7 +12,7 @@ namespace {
 
 // What one rtcPointQuery call carries through userPtr.
 struct QueryState {
-  Eigen::Vector3d p;                      // the query point in double (Embree only sees float)
+  Eigen::Vector3d p;  // the query point in double (Embree only sees float)
   const Eigen::Vector3d* triangle_vertices;
   double best_d2;
   bool found;

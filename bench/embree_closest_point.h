@@ -10,14 +10,13 @@
 #ifndef TAXEL_BENCH_EMBREE_CLOSEST_POINT_H_
 #define TAXEL_BENCH_EMBREE_CLOSEST_POINT_H_
 
-#include <embree3/rtcore.h>
-
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "Eigen/Core"
 #include "core/geometry/triangle_mesh.h"
+#include <embree3/rtcore.h>
 
 namespace taxel::bench {
 
@@ -25,7 +24,7 @@ class EmbreeClosestPoint {
  public:
   struct Result {
     double squared_distance = std::numeric_limits<double>::infinity();  ///< metres²
-    Eigen::Vector3d point = Eigen::Vector3d::Zero();                     ///< p_MC
+    Eigen::Vector3d point = Eigen::Vector3d::Zero();                    ///< p_MC
     int32_t triangle = -1;
     int64_t callbacks = 0;  ///< point-query callbacks = triangles tested by this query
   };

@@ -9,8 +9,8 @@ namespace {
 struct Body {
   std::string name;
   geometry::ShapeKind kind;
-  double a, b, c;     // sphere: r; capsule: r, half length; box: half extents
-  double x, y, z;     // position of the link (world, env 0)
+  double a, b, c;  // sphere: r; capsule: r, half length; box: half extents
+  double x, y, z;  // position of the link (world, env 0)
   bool contact = false;
 };
 

@@ -38,9 +38,7 @@ bool ParsePositiveInt(const char* s, int* out) {
   return true;
 }
 
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 int Main(int argc, char** argv) {
   bool list = false, quick = false;
@@ -116,4 +114,6 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20); return taxel::bench::Main(argc, argv); }
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  return taxel::bench::Main(argc, argv);
+}

@@ -17,8 +17,8 @@
 #include "bench/bench_registry.h"
 #include "bench/mesh_sdf_fixtures.h"
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/geometry/mesh_signed_distance.h"
+#include "server/thread_pool.h"
 
 #ifdef TAXEL_BENCH_HAVE_EMBREE
 #include "bench/embree_closest_point.h"
@@ -52,8 +52,8 @@ const EmbreeClosestPoint& GetEmbree(const std::string& mesh) {
 }
 
 // Unsigned distance of every point into *out (+inf when nothing within max_distance).
-void EmbreeQueryAll(server::ThreadPool& pool, const EmbreeClosestPoint& embree, const std::vector<Eigen::Vector3d>& points,
-                    double max_distance, std::vector<double>* out) {
+void EmbreeQueryAll(server::ThreadPool& pool, const EmbreeClosestPoint& embree,
+                    const std::vector<Eigen::Vector3d>& points, double max_distance, std::vector<double>* out) {
   const int64_t n = static_cast<int64_t>(points.size());
   pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
     const int64_t end = std::min(n, (task + 1) * kChunk);

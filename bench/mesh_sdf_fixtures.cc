@@ -57,8 +57,8 @@ const SdfFixture& GetSdfFixture(const std::string& name) {
   return cache->emplace(name, std::move(f)).first->second;
 }
 
-std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mesh, int n,
-                                               double max_offset, uint64_t seed) {
+std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mesh, int n, double max_offset,
+                                               uint64_t seed) {
   // Cumulative areas for an area-weighted choice of triangle.
   std::vector<double> cdf(mesh.num_triangles());
   double acc = 0;
@@ -73,16 +73,15 @@ std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mes
     // Uniform on the triangle: (1 − √u, √u(1 − v), √u·v) (Osada et al. 2002).
     const double su = std::sqrt(UniformFromBits(w[1])), v = UniformFromBits(w[2]);
     const geometry::Triangle& tri = mesh.triangle(t);
-    const Eigen::Vector3d on_surface = (1 - su) * mesh.vertex(tri[0]) + su * (1 - v) * mesh.vertex(tri[1]) +
-                                       su * v * mesh.vertex(tri[2]);
+    const Eigen::Vector3d on_surface =
+        (1 - su) * mesh.vertex(tri[0]) + su * (1 - v) * mesh.vertex(tri[1]) + su * v * mesh.vertex(tri[2]);
     const double offset = (2 * UniformFromBits(w[3]) - 1) * max_offset;
     points[i] = on_surface + offset * mesh.face_normal(t);
   }
   return points;
 }
 
-std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, double scale, int n,
-                                              uint64_t seed) {
+std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, double scale, int n, uint64_t seed) {
   const Eigen::Vector3d c = bounds.center(), h = scale * bounds.half_extents();
   const Philox4x32 rng(seed, kUniformStream);
   std::vector<Eigen::Vector3d> points(n);

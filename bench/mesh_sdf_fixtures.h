@@ -41,13 +41,12 @@ const SdfFixture& GetSdfFixture(const std::string& name);
 /// `n` points near the surface: a surface point (area-weighted random triangle, uniform
 /// barycentric coordinates) moved along that triangle's outward normal by U(−max_offset,
 /// max_offset). Deterministic: point i uses Philox4x32(seed, stream 0) at counter (i, 0, 0, 0).
-std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mesh, int n,
-                                               double max_offset, uint64_t seed);
+std::vector<Eigen::Vector3d> NearSurfacePoints(const geometry::TriangleMesh& mesh, int n, double max_offset,
+                                               uint64_t seed);
 
 /// `n` points uniform in the box with the same centre as `bounds` and `scale` times its extent.
 /// Deterministic: point i uses Philox4x32(seed, stream 1) at counter (i, 0, 0, 0).
-std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, double scale, int n,
-                                              uint64_t seed);
+std::vector<Eigen::Vector3d> UniformBoxPoints(const geometry::Aabb& bounds, double scale, int n, uint64_t seed);
 
 }  // namespace taxel::bench
 

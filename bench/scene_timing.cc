@@ -23,8 +23,7 @@ std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geo
 }
 
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
-                    const geometry::MeshStore& meshes,
-                    const std::function<void(Record&, const scene::Scene&)>& extra) {
+                    const geometry::MeshStore& meshes, const std::function<void(Record&, const scene::Scene&)>& extra) {
   for (int threads : ctx.thread_counts()) {
     auto scene = MustCreate(spec, meshes);
     server::ThreadPool pool(threads);

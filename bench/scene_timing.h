@@ -21,8 +21,7 @@ std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geo
 /// dt 0.01) over the repeats, and emits a record in ms with "envs", the fields `extra` adds (it
 /// sees the scene after the last step).
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
-                    const geometry::MeshStore& meshes,
-                    const std::function<void(Record&, const scene::Scene&)>& extra);
+                    const geometry::MeshStore& meshes, const std::function<void(Record&, const scene::Scene&)>& extra);
 
 /// Fraction of the scene's probes whose ground-truth vector output (`displacement`, else `force`)
 /// is non-zero after the last step: the share of taxels in contact (or in range).

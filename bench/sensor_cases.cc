@@ -15,9 +15,9 @@
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
+#include "server/thread_pool.h"
 
 namespace taxel::bench {
 namespace {
@@ -85,8 +85,8 @@ void RunElastomer(Context& ctx, bool fft) {
   s.elastomer.use_fft = fft;
   geometry::MeshStore meshes;
   // Indentation 0.5–2.0 mm at the ball's lowest point.
-  const PadScenario p = MakePadScenario(s, kGrid, 0.001, kBallRadius,
-                                        [](int e) { return kBallRadius - 0.0005 * (1 + e % 4); }, meshes);
+  const PadScenario p = MakePadScenario(
+      s, kGrid, 0.001, kBallRadius, [](int e) { return kBallRadius - 0.0005 * (1 + e % 4); }, meshes);
   TimeSceneSteps(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
     r.AddInt("taxels", static_cast<int64_t>(kSensorEnvs) * kGrid * kGrid);
     r.AddInt("indenter_triangles", 20480);
@@ -109,8 +109,8 @@ void RunProximity(Context& ctx) {
   s.n_sample_points = kPoints;
   geometry::MeshStore meshes;
   // Gap 1–4 mm between the pad and the ball's lowest point.
-  const PadScenario p = MakePadScenario(s, kGrid, 0.0035, kBallRadius,
-                                        [](int e) { return kBallRadius + 0.001 * (1 + e % 4); }, meshes);
+  const PadScenario p = MakePadScenario(
+      s, kGrid, 0.0035, kBallRadius, [](int e) { return kBallRadius + 0.001 * (1 + e % 4); }, meshes);
   TimeSceneSteps(ctx, p.spec, p.poses, meshes, [&](Record& r, const scene::Scene& scene) {
     r.AddInt("taxels", static_cast<int64_t>(kSensorEnvs) * kGrid * kGrid);
     r.AddInt("sample_points", kPoints);

@@ -38,7 +38,8 @@ sensors::SensorSpec GridSensor(const std::string& name, SensorKind kind, const s
   s.kind = kind;
   s.link = link;
   for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) s.probe_local_pos.emplace_back((j - 0.5 * (n - 1)) * pitch, (i - 0.5 * (n - 1)) * pitch, z0);
+    for (int j = 0; j < n; ++j)
+      s.probe_local_pos.emplace_back((j - 0.5 * (n - 1)) * pitch, (i - 0.5 * (n - 1)) * pitch, z0);
   }
   s.grid_rows = s.grid_cols = n;
   s.probe_radius = {radius};
@@ -228,7 +229,9 @@ std::vector<double> FixedPoses(int num_envs, double phase) {
   for (int e = 0; e < num_envs; ++e) {
     const double dz = 0.0005 * std::sin(phase + e);
     // palm at the origin; finger beside it; ball 1.5 mm into the palm's top face; dart at the finger.
-    for (const auto& p : {std::array<double, 3>{0, 0, 0}, {0.05, 0, 0.01}, {0.002 * e, 0, 0.0235 + dz},
+    for (const auto& p : {std::array<double, 3>{0, 0, 0},
+                          {0.05, 0, 0.01},
+                          {0.002 * e, 0, 0.0235 + dz},
                           {0.05 + 0.008 + 0.004 + dz, 0, 0.01}}) {
       poses.insert(poses.end(), {p[0], p[1], p[2], 0, 0, 0, 1});
     }
@@ -251,8 +254,7 @@ absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec, std::unique_ptr
     // The tenant uploads the fixture meshes first (a scene sees only its tenant's meshes); the
     // shared store has them built already, so this only records them.
     for (geometry::MeshData m : {ClosedMesh(), OpenMesh()}) {
-      TAXEL_RETURN_IF_ERROR(
-          live.registry->AddMesh(kTenant, std::move(m.vertices), std::move(m.triangles)).status());
+      TAXEL_RETURN_IF_ERROR(live.registry->AddMesh(kTenant, std::move(m.vertices), std::move(m.triangles)).status());
     }
   }
   TAXEL_ASSIGN_OR_RETURN(live.entry, live.registry->Create(kTenant, std::move(decoded)));
@@ -291,8 +293,7 @@ absl::Status RunStep(const v1::StepRequest& request, LiveScene& live) {
     return absl::FailedPreconditionError("read.contact_matrix: no contact matrix");
   }
   const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
-  const int64_t matrix_bytes =
-      request.read().contact_matrix() ? server::EstimateContactMatrixBytes(scene, n_envs) : 0;
+  const int64_t matrix_bytes = request.read().contact_matrix() ? server::EstimateContactMatrixBytes(scene, n_envs) : 0;
   if (server::EstimateResponseBytes(plan, n_envs) + matrix_bytes > FuzzLimits().max_message_bytes) {
     return absl::ResourceExhaustedError("read: over the message limit");
   }
@@ -308,8 +309,8 @@ absl::Status RunStep(const v1::StepRequest& request, LiveScene& live) {
   if (request.read().contact_matrix()) {
     const google::protobuf::RepeatedPtrField<std::string> all;
     v1::GetContactMatrixResponse matrix;
-    TAXEL_RETURN_IF_ERROR(server::EncodeContactMatrix(scene, envs, all, all,
-                                                      scene.contact_matrix()->matrix().has_friction(), &matrix));
+    TAXEL_RETURN_IF_ERROR(
+        server::EncodeContactMatrix(scene, envs, all, all, scene.contact_matrix()->matrix().has_friction(), &matrix));
   }
   return absl::OkStatus();
 }

@@ -456,17 +456,58 @@ void WriteDict(const fs::path& path, const Descriptor* root) {
   std::map<std::string, std::string> dict;
   std::set<const Descriptor*> seen;
   CollectTags(root, &seen, &dict);
-  const std::vector<std::string> names = {
-      "fixed", "fixed-reported", "hand", "palm", "finger", "hand/palm", "hand/finger", "ball", "body", "ball/body",
-      "dart", "tip", "dart/tip", "ground", "plane", "ground/plane", "bowl", "shell", "bowl/shell", "touch", "kin",
-      "gel", "depth", "kin_nl", "prox", "contact", "normal", "area", "partner", "force", "torque", "displacement",
-      "all", "terrain", "object/*", "robot/*", "static/*", "projectile/*", "object/ball", "projectile/dart",
-      "static/bowl", "robot/palm", "robot/finger", "*", "?", ClosedMeshId(), OpenMeshId()};
+  const std::vector<std::string> names = {"fixed",
+                                          "fixed-reported",
+                                          "hand",
+                                          "palm",
+                                          "finger",
+                                          "hand/palm",
+                                          "hand/finger",
+                                          "ball",
+                                          "body",
+                                          "ball/body",
+                                          "dart",
+                                          "tip",
+                                          "dart/tip",
+                                          "ground",
+                                          "plane",
+                                          "ground/plane",
+                                          "bowl",
+                                          "shell",
+                                          "bowl/shell",
+                                          "touch",
+                                          "kin",
+                                          "gel",
+                                          "depth",
+                                          "kin_nl",
+                                          "prox",
+                                          "contact",
+                                          "normal",
+                                          "area",
+                                          "partner",
+                                          "force",
+                                          "torque",
+                                          "displacement",
+                                          "all",
+                                          "terrain",
+                                          "object/*",
+                                          "robot/*",
+                                          "static/*",
+                                          "projectile/*",
+                                          "object/ball",
+                                          "projectile/dart",
+                                          "static/bowl",
+                                          "robot/palm",
+                                          "robot/finger",
+                                          "*",
+                                          "?",
+                                          ClosedMeshId(),
+                                          OpenMeshId()};
   for (size_t i = 0; i < names.size(); ++i) dict["name_" + std::to_string(i)] = names[i];
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::pair<std::string, double>> values = {
-      {"zero", 0.0}, {"negzero", -0.0}, {"one", 1.0}, {"minus_one", -1.0}, {"tiny", 1e-300}, {"huge", 1e300},
-      {"inf", inf}, {"neg_inf", -inf}, {"nan", nan}, {"small", 1e-9}, {"denorm", 5e-324}, {"big", 1e9}};
+      {"zero", 0.0}, {"negzero", -0.0}, {"one", 1.0}, {"minus_one", -1.0}, {"tiny", 1e-300},   {"huge", 1e300},
+      {"inf", inf},  {"neg_inf", -inf}, {"nan", nan}, {"small", 1e-9},     {"denorm", 5e-324}, {"big", 1e9}};
   for (const auto& [name, v] : values) {
     dict["f64_" + name] = Bytes(v);
     dict["f32_" + name] = Bytes(static_cast<float>(v));
@@ -533,12 +574,14 @@ int Main(int argc, char** argv) {
     std::string name;
     const Descriptor* type;
   };
-  const std::vector<Target> targets = {
-      {"scene_spec_fuzzer", v1::SceneSpec::descriptor()},      {"scene_create_fuzzer", v1::SceneSpec::descriptor()},
-      {"step_fuzzer", v1::StepRequest::descriptor()},          {"reported_contacts_fuzzer", v1::StepRequest::descriptor()},
-      {"sensor_update_fuzzer", v1::UpdateSensorRequest::descriptor()},
-      {"add_sensor_fuzzer", v1::SensorSpec::descriptor()},     {"mesh_upload_fuzzer", v1::UploadMeshRequest::descriptor()},
-      {"scene_session_fuzzer", Session::descriptor()}};
+  const std::vector<Target> targets = {{"scene_spec_fuzzer", v1::SceneSpec::descriptor()},
+                                       {"scene_create_fuzzer", v1::SceneSpec::descriptor()},
+                                       {"step_fuzzer", v1::StepRequest::descriptor()},
+                                       {"reported_contacts_fuzzer", v1::StepRequest::descriptor()},
+                                       {"sensor_update_fuzzer", v1::UpdateSensorRequest::descriptor()},
+                                       {"add_sensor_fuzzer", v1::SensorSpec::descriptor()},
+                                       {"mesh_upload_fuzzer", v1::UploadMeshRequest::descriptor()},
+                                       {"scene_session_fuzzer", Session::descriptor()}};
   fs::create_directories(root / "dict");
   for (const Target& t : targets) {
     fs::remove_all(root / "corpus" / t.name);  // regenerated whole: no stale seeds

@@ -1,7 +1,5 @@
 #include "fuzz/proto_mutator.h"
 
-#include "google/protobuf/stubs/logging.h"
-
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -10,6 +8,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "google/protobuf/stubs/logging.h"
 
 namespace taxel::fuzz {
 namespace {
@@ -111,10 +111,9 @@ double MutateDouble(double v, Rng& rng) {
 }
 
 int64_t MutateInt(int64_t v, Rng& rng) {
-  static const int64_t kSpecial[] = {0,         1,          -1,        2,         3,      4,      7,
-                                     8,         16,         63,        64,        65,     255,    256,
-                                     1 << 16,   1 << 20,    INT32_MAX, INT32_MIN, -2,     1000,   100000,
-                                     INT64_MAX, INT64_MIN,  UINT32_MAX};
+  static const int64_t kSpecial[] = {0,         1,         -1, 2,    3,      4,         7,         8,
+                                     16,        63,        64, 65,   255,    256,       1 << 16,   1 << 20,
+                                     INT32_MAX, INT32_MIN, -2, 1000, 100000, INT64_MAX, INT64_MIN, UINT32_MAX};
   switch (rng() % 6) {
     case 0:
     case 1: return kSpecial[Below(rng, std::size(kSpecial))];
@@ -208,12 +207,14 @@ void MutateScalar(const Slot& s, Rng& rng) {
       break;
     }
     case FieldDescriptor::CPPTYPE_FLOAT: {
-      const auto v = static_cast<float>(MutateDouble(rep ? r->GetRepeatedFloat(*m, f, s.index) : r->GetFloat(*m, f), rng));
+      const auto v =
+          static_cast<float>(MutateDouble(rep ? r->GetRepeatedFloat(*m, f, s.index) : r->GetFloat(*m, f), rng));
       rep ? r->SetRepeatedFloat(m, f, s.index, v) : r->SetFloat(m, f, v);
       break;
     }
     case FieldDescriptor::CPPTYPE_INT32: {
-      const auto v = static_cast<int32_t>(MutateInt(rep ? r->GetRepeatedInt32(*m, f, s.index) : r->GetInt32(*m, f), rng));
+      const auto v =
+          static_cast<int32_t>(MutateInt(rep ? r->GetRepeatedInt32(*m, f, s.index) : r->GetInt32(*m, f), rng));
       rep ? r->SetRepeatedInt32(m, f, s.index, v) : r->SetInt32(m, f, v);
       break;
     }
@@ -223,7 +224,8 @@ void MutateScalar(const Slot& s, Rng& rng) {
       break;
     }
     case FieldDescriptor::CPPTYPE_UINT32: {
-      const auto v = static_cast<uint32_t>(MutateInt(rep ? r->GetRepeatedUInt32(*m, f, s.index) : r->GetUInt32(*m, f), rng));
+      const auto v =
+          static_cast<uint32_t>(MutateInt(rep ? r->GetRepeatedUInt32(*m, f, s.index) : r->GetUInt32(*m, f), rng));
       rep ? r->SetRepeatedUInt32(m, f, s.index, v) : r->SetUInt32(m, f, v);
       break;
     }

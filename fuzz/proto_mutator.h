@@ -34,10 +34,10 @@ size_t MutateProtoInput(const google::protobuf::Message& prototype, uint8_t* dat
 }  // namespace taxel::fuzz
 
 /// Installs MutateProtoInput as the target's custom mutator for inputs of type `Message`.
-#define TAXEL_FUZZ_PROTO_MUTATOR(Message)                                                                \
+#define TAXEL_FUZZ_PROTO_MUTATOR(Message)                                                                     \
   extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) { \
-    static const Message* prototype = new Message;                                                       \
-    return ::taxel::fuzz::MutateProtoInput(*prototype, data, size, max_size, seed);                      \
+    static const Message* prototype = new Message;                                                            \
+    return ::taxel::fuzz::MutateProtoInput(*prototype, data, size, max_size, seed);                           \
   }
 
 #endif  // TAXEL_FUZZ_PROTO_MUTATOR_H_

@@ -46,8 +46,7 @@ absl::StatusOr<absl::Span<const double>> RealValues(const TensorView& view, absl
                                                     std::vector<double>* storage);
 
 /// Fills a wire tensor; `data` holds prod(shape) elements of dtype.
-void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes,
-                  v1::Tensor* out);
+void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes, v1::Tensor* out);
 /// Convenience for tests and clients: a FLOAT64 tensor from values.
 void EncodeDoubles(absl::Span<const int64_t> shape, absl::Span<const double> values, v1::Tensor* out);
 

@@ -45,8 +45,9 @@ absl::StatusOr<SensorKind> DecodeSensorKind(v1::SensorKind kind, absl::string_vi
     case v1::ELASTOMER_TAXEL: return SensorKind::kElastomerTaxel;
     case v1::PROXIMITY_TAXEL: return SensorKind::kProximityTaxel;
     default:
-      return Invalid(field, "expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL, ELASTOMER_TAXEL or "
-                            "PROXIMITY_TAXEL");
+      return Invalid(field,
+                     "expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL, ELASTOMER_TAXEL or "
+                     "PROXIMITY_TAXEL");
   }
 }
 
@@ -82,7 +83,8 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
     case v1::Shape::kBox:
       out.kind = ShapeKind::kBox;
       if (s.box().half_extents_size() != 3) {
-        return Invalid(field + ".box.half_extents", absl::StrCat("expected 3 values, got ", s.box().half_extents_size()));
+        return Invalid(field + ".box.half_extents",
+                       absl::StrCat("expected 3 values, got ", s.box().half_extents_size()));
       }
       out.half_extents = Eigen::Vector3d(s.box().half_extents(0), s.box().half_extents(1), s.box().half_extents(2));
       break;
@@ -96,9 +98,7 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
       out.radius = s.cylinder().radius();
       out.half_length = s.cylinder().half_length();
       break;
-    case v1::Shape::kHalfSpace:
-      out.kind = ShapeKind::kHalfSpace;
-      break;
+    case v1::Shape::kHalfSpace: out.kind = ShapeKind::kHalfSpace; break;
     case v1::Shape::kHeightfield: {
       out.kind = ShapeKind::kHeightfield;
       const std::string hf = field + ".heightfield.heights";
@@ -122,8 +122,7 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
         return Invalid(field + ".mesh.scale", absl::StrCat("expected 3 values or none, got ", s.mesh().scale_size()));
       }
       break;
-    default:
-      return Invalid(field, "expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh");
+    default: return Invalid(field, "expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh");
   }
   return out;
 }
@@ -143,7 +142,9 @@ void EncodeShape(const scene::ShapeSpec& s, v1::Shape* out) {
   using geometry::ShapeKind;
   switch (s.kind) {
     case ShapeKind::kSphere: out->mutable_sphere()->set_radius(s.radius); break;
-    case ShapeKind::kBox: out->mutable_box()->mutable_half_extents()->Assign(s.half_extents.data(), s.half_extents.data() + 3); break;
+    case ShapeKind::kBox:
+      out->mutable_box()->mutable_half_extents()->Assign(s.half_extents.data(), s.half_extents.data() + 3);
+      break;
     case ShapeKind::kCapsule:
       out->mutable_capsule()->set_radius(s.radius);
       out->mutable_capsule()->set_half_length(s.half_length);
@@ -176,7 +177,8 @@ absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::ve
   const auto& sh = view.shape;
   const bool flat = sh.size() == 2 && sh[1] == 3;
   const bool grid = sh.size() == 3 && sh[2] == 3;
-  if (!flat && !grid) return Invalid(field, absl::StrCat("expected shape [N, 3] or [rows, cols, 3], got ", ShapeString(sh)));
+  if (!flat && !grid)
+    return Invalid(field, absl::StrCat("expected shape [N, 3] or [rows, cols, 3], got ", ShapeString(sh)));
   std::vector<double> storage;
   TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> v, RealValues(view, field, &storage));
   out->resize(v.size() / 3);
@@ -187,8 +189,6 @@ absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::ve
   }
   return absl::OkStatus();
 }
-
-
 
 void DecodeNonlinearLaw(const v1::NonlinearLawOptions& m, contact::NonlinearLawParams* p) {
   if (m.has_stiffness()) p->stiffness = m.stiffness();
@@ -222,7 +222,8 @@ absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::st
     const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
                            (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
     if (!scalar && !per_probe) {
-      return Invalid(g, absl::StrCat("expected a scalar or one value per probe ([", n, "]), got ", ShapeString(view.shape)));
+      return Invalid(
+          g, absl::StrCat("expected a scalar or one value per probe ([", n, "]), got ", ShapeString(view.shape)));
     }
     TAXEL_ASSIGN_OR_RETURN(out->probe_gain, Doubles(m.probe_gain(), g));
   }
@@ -323,7 +324,8 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
   out.link = s.link();
   if (!s.has_probe_local_pos()) return Invalid(field + ".probe_local_pos", "required ([N, 3] or [rows, cols, 3])");
   int rows = 0, cols = 0;
-  TAXEL_RETURN_IF_ERROR(DecodePoints(s.probe_local_pos(), field + ".probe_local_pos", &out.probe_local_pos, &rows, &cols));
+  TAXEL_RETURN_IF_ERROR(
+      DecodePoints(s.probe_local_pos(), field + ".probe_local_pos", &out.probe_local_pos, &rows, &cols));
   out.grid_rows = rows;
   out.grid_cols = cols;
   const int64_t n = static_cast<int64_t>(out.probe_local_pos.size());
@@ -335,8 +337,9 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
     const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
                            (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
     if (!scalar && !per_probe) {
-      return Invalid(f, absl::StrCat("expected a scalar, [", n, "]", rows > 0 ? absl::StrCat(" or [", rows, ", ", cols, "]") : "",
-                                     ", got ", ShapeString(view.shape)));
+      return Invalid(
+          f, absl::StrCat("expected a scalar, [", n, "]", rows > 0 ? absl::StrCat(" or [", rows, ", ", cols, "]") : "",
+                          ", got ", ShapeString(view.shape)));
     }
     TAXEL_ASSIGN_OR_RETURN(out.probe_radius, Doubles(s.probe_radius(), f));
   }
@@ -350,7 +353,8 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
       int nr = 0, nc = 0;
       TAXEL_RETURN_IF_ERROR(DecodePoints(s.probe_local_normal(), f, &out.probe_local_normal, &nr, &nc));
       if (static_cast<int64_t>(out.probe_local_normal.size()) != n) {
-        return Invalid(f, absl::StrCat("expected [3] or one normal per probe (", n, "), got ", ShapeString(view.shape)));
+        return Invalid(f,
+                       absl::StrCat("expected [3] or one normal per probe (", n, "), got ", ShapeString(view.shape)));
       }
     }
   }
@@ -370,8 +374,8 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
   DecodeNonlinearLaw(kt.nonlinear_law(), &out.nonlinear);
   out.track_links.assign(s.track_links().begin(), s.track_links().end());
   if (s.n_sample_points() != 0) out.n_sample_points = s.n_sample_points();
-  TAXEL_RETURN_IF_ERROR(DecodeImperfections(s.imperfections(), field + ".imperfections", n, rows, cols,
-                                            &out.imperfections));
+  TAXEL_RETURN_IF_ERROR(
+      DecodeImperfections(s.imperfections(), field + ".imperfections", n, rows, cols, &out.imperfections));
   const auto& el = s.elastomer();
   auto& e = out.elastomer;
   if (el.has_lambda_d()) e.lambda_d = el.lambda_d();
@@ -412,8 +416,9 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
       TAXEL_ASSIGN_OR_RETURN(ls.shapes, DecodeShapes(l.shapes(), lf + ".shapes"));
       if (l.has_pose()) {
         if (scene::IsMoving(es.kind)) {
-          return Invalid(lf + ".pose", "only TERRAIN and STATIC links have a fixed pose; moving links get theirs "
-                                       "from each step");
+          return Invalid(lf + ".pose",
+                         "only TERRAIN and STATIC links have a fixed pose; moving links get theirs "
+                         "from each step");
         }
         TAXEL_ASSIGN_OR_RETURN(ls.X_WL, DecodePose(l.pose(), lf + ".pose"));
       }
@@ -423,8 +428,9 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
       scene::AssetSpec as;
       as.name = e.assets(ai).name();
       for (int li = 0; li < e.assets(ai).link_shapes_size(); ++li) {
-        TAXEL_ASSIGN_OR_RETURN(auto shapes, DecodeShapes(e.assets(ai).link_shapes(li).shapes(),
-                                                         absl::StrCat(ef, ".assets[", ai, "].link_shapes[", li, "].shapes")));
+        TAXEL_ASSIGN_OR_RETURN(auto shapes,
+                               DecodeShapes(e.assets(ai).link_shapes(li).shapes(),
+                                            absl::StrCat(ef, ".assets[", ai, "].link_shapes[", li, "].shapes")));
         as.link_shapes.push_back(std::move(shapes));
       }
       es.assets.push_back(std::move(as));
@@ -439,8 +445,8 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
   const v1::ContactMatrixSpec& cm = s.contact_matrix();
   out.contact_matrix.bodies.assign(cm.bodies().begin(), cm.bodies().end());
   if (cm.partners_size() > 0) out.contact_matrix.partners.assign(cm.partners().begin(), cm.partners().end());
-  out.contact_matrix.source = cm.source() == v1::REPORTED ? contact::ContactSource::kReported
-                                                          : contact::ContactSource::kEstimated;
+  out.contact_matrix.source =
+      cm.source() == v1::REPORTED ? contact::ContactSource::kReported : contact::ContactSource::kEstimated;
   out.contact_matrix.friction = cm.friction();
   DecodeNonlinearLaw(cm.law(), &out.contact_matrix.law);
   if (cm.sample_spacing() != 0) out.contact_matrix.sample_spacing = cm.sample_spacing();
@@ -555,7 +561,9 @@ void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, 
   for (sensors::Channel c : sensor.channels()) {
     v1::OutputInfo* o = out->add_outputs();
     o->set_channel(std::string(sensors::ChannelName(c)));
-    o->set_dtype(c == sensors::Channel::kContact ? v1::BOOL : c == sensors::Channel::kPartner ? v1::INT32 : v1::FLOAT32);
+    o->set_dtype(c == sensors::Channel::kContact   ? v1::BOOL
+                 : c == sensors::Channel::kPartner ? v1::INT32
+                                                   : v1::FLOAT32);
     o->add_shape(scene.num_envs());
     for (int64_t d : dims) o->add_shape(d);
     if (sensors::ChannelWidth(c) == 3) o->add_shape(3);

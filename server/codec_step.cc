@@ -113,7 +113,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
     for (int i = 0; i < want.size(); ++i) {
       auto it = std::find(names.begin(), names.end(), want[i]);
       if (it == names.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: '", want[i], "' is not in the contact matrix"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, "[", i, "]: '", want[i], "' is not in the contact matrix"));
       }
       idx->push_back(static_cast<int>(it - names.begin()));
     }
@@ -205,9 +206,9 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
 }
 
 int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
-  constexpr int64_t kPerTensor = 64;    // map entry, key, dtype, shape varints, length prefixes
-  constexpr int64_t kPerReading = 128;  // sensor name, id, branch, framing
-  constexpr int64_t kFixed = 1024;      // scene name, sequence, step, timing
+  constexpr int64_t kPerTensor = 64;      // map entry, key, dtype, shape varints, length prefixes
+  constexpr int64_t kPerReading = 128;    // sensor name, id, branch, framing
+  constexpr int64_t kFixed = 1024;        // scene name, sequence, step, timing
   int64_t bytes = kFixed + 5 * num_envs;  // env_ids: at most 5 bytes per varint
   for (const ReadPlan::Item& item : plan.items) {
     int64_t per_branch = kPerReading;

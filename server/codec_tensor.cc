@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "core/common/status_macros.h"
 #include "absl/strings/str_join.h"
+#include "core/common/status_macros.h"
 #include "server/codec.h"
 
 namespace taxel::server {
@@ -39,8 +39,8 @@ absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_vie
   view.dtype = tensor.dtype();
   const size_t item = DTypeSize(view.dtype);
   if (item == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ",
-                                                   DTypeName(tensor.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ", DTypeName(tensor.dtype())));
   }
   if (!tensor.nonzero_mask().empty()) {
     return absl::InvalidArgumentError(
@@ -51,8 +51,8 @@ absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_vie
   for (size_t a = 0; a < view.shape.size(); ++a) {
     const int64_t d = view.shape[a];
     if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": shape ", ShapeString(view.shape),
-                                                     " has a negative dimension"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": shape ", ShapeString(view.shape), " has a negative dimension"));
     }
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / 8 / d) {
       return absl::InvalidArgumentError(absl::StrCat(field, ": shape ", ShapeString(view.shape), " is too large"));
@@ -95,8 +95,7 @@ absl::StatusOr<absl::Span<const double>> RealValues(const TensorView& view, absl
       absl::StrCat(field, ": expected dtype FLOAT32 or FLOAT64, got ", v1::DType_Name(view.dtype)));
 }
 
-void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes,
-                  v1::Tensor* out) {
+void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes, v1::Tensor* out) {
   out->set_dtype(dtype);
   out->mutable_shape()->Assign(shape.begin(), shape.end());
   out->mutable_data()->assign(static_cast<const char*>(data), bytes);
@@ -131,7 +130,8 @@ absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_vie
   for (int i = 0; i < pose.position_size(); ++i) {
     v[i] = pose.position(i);
     if (!std::isfinite(v[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".position[", i, "]: expected a finite number, got ", v[i]));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".position[", i, "]: expected a finite number, got ", v[i]));
     }
   }
   QuatOrder order = QuatOrder::kXyzw;

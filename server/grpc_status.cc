@@ -31,8 +31,8 @@ grpc::Status ToGrpcStatus(const absl::Status& unprefixed, absl::string_view fiel
   std::string message(status.message());
   absl::string_view field, description;
   const bool has_field = SplitFieldMessage(status.message(), &field, &description);
-  if (!has_field || (status.code() != absl::StatusCode::kInvalidArgument &&
-                     status.code() != absl::StatusCode::kOutOfRange)) {
+  if (!has_field ||
+      (status.code() != absl::StatusCode::kInvalidArgument && status.code() != absl::StatusCode::kOutOfRange)) {
     return grpc::Status(code, message);
   }
   google::rpc::BadRequest bad_request;
@@ -62,8 +62,8 @@ grpc::Status BoundedStatus(const grpc::Status& status) {
         if (!any.UnpackTo(&bad)) continue;
         for (auto& v : *bad.mutable_field_violations()) {
           if (v.description().size() > kMax) {
-            v.set_description(absl::StrCat(v.description().substr(0, kMax - 40), "... (", v.description().size(),
-                                            " bytes)"));
+            v.set_description(
+                absl::StrCat(v.description().substr(0, kMax - 40), "... (", v.description().size(), " bytes)"));
           }
           if (v.field().size() > kMax) v.set_field(v.field().substr(0, kMax));
         }

@@ -66,8 +66,7 @@ struct StepPlan {
   bool contact_matrix = false;
 };
 
-absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene, const Limits& limits,
-                      StepPlan* plan) {
+absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene, const Limits& limits, StepPlan* plan) {
   TAXEL_RETURN_IF_ERROR(DecodeStep(request, scene, &plan->step));
   TAXEL_ASSIGN_OR_RETURN(plan->read, PlanRead(request.read(), scene, "read"));
   plan->contact_matrix = request.read().contact_matrix();
@@ -133,7 +132,8 @@ absl::Status TaxelHandlers::SceneGone(const std::string& name) {
 
 std::vector<std::string> TaxelHandlers::Capabilities() {
   std::vector<std::string> caps;
-  for (sensors::SensorKind k : sensors::kSensorKinds) caps.push_back(absl::StrCat("sensor:", sensors::SensorKindName(k)));
+  for (sensors::SensorKind k : sensors::kSensorKinds)
+    caps.push_back(absl::StrCat("sensor:", sensors::SensorKindName(k)));
   for (const char* feature : {"imperfections", "history", "step_stream", "object_slots"}) caps.emplace_back(feature);
   for (contact::ContactSource s : contact::kContactSources) {
     caps.push_back(absl::StrCat("contact_matrix:", contact::ContactSourceName(s)));
@@ -141,7 +141,8 @@ std::vector<std::string> TaxelHandlers::Capabilities() {
   for (sensors::SensorSpec::ForceLaw law : sensors::SensorSpec::kForceLaws) {
     caps.push_back(absl::StrCat("force_law:", sensors::SensorSpec::ForceLawName(law)));
   }
-  for (geometry::ShapeKind k : geometry::kShapeKinds) caps.push_back(absl::StrCat("shape:", geometry::ShapeKindName(k)));
+  for (geometry::ShapeKind k : geometry::kShapeKinds)
+    caps.push_back(absl::StrCat("shape:", geometry::ShapeKindName(k)));
   for (QuatOrder q : {QuatOrder::kXyzw, QuatOrder::kWxyz}) {
     caps.push_back(absl::StrCat("quat_order:", absl::AsciiStrToLower(QuatOrderName(q))));
   }
@@ -197,7 +198,8 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
   out->set_was_inside_out(m.was_inside_out());
   if (added_or->newly_added) {
     Log(LogLevel::kInfo, "mesh_uploaded",
-        {{"mesh", added.id.substr(0, 16)}, {"triangles", std::to_string(m.num_triangles())},
+        {{"mesh", added.id.substr(0, 16)},
+         {"triangles", std::to_string(m.num_triangles())},
          {"watertight", m.is_watertight() ? "true" : "false"}});
   }
   UpdateGauges();
@@ -218,9 +220,13 @@ absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneR
   std::lock_guard<std::mutex> lock((*entry)->mu);
   EncodeSceneInfo(*(*entry)->scene, out);
   Log(LogLevel::kInfo, "scene_created",
-      {{"scene", out->name()}, {"tenant", call.tenant}, {"envs", std::to_string(out->num_envs())},
-       {"links", std::to_string(out->links_size())}, {"sensors", std::to_string(out->sensors_size())},
-       {"bytes", std::to_string(out->memory_bytes())}, {"ms", std::to_string(1e3 * Seconds(start, Clock::now()))}});
+      {{"scene", out->name()},
+       {"tenant", call.tenant},
+       {"envs", std::to_string(out->num_envs())},
+       {"links", std::to_string(out->links_size())},
+       {"sensors", std::to_string(out->sensors_size())},
+       {"bytes", std::to_string(out->memory_bytes())},
+       {"ms", std::to_string(1e3 * Seconds(start, Clock::now()))}});
   UpdateGauges();
   return absl::OkStatus();
 }
@@ -302,8 +308,8 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
-    TAXEL_RETURN_IF_ERROR(CheckResponseSize(plan, static_cast<int64_t>(envs.size()), 0,
-                                            deps_.options->limits.max_message_bytes));
+    TAXEL_RETURN_IF_ERROR(
+        CheckResponseSize(plan, static_cast<int64_t>(envs.size()), 0, deps_.options->limits.max_message_bytes));
     out->set_step(scene.step_count());
     out->mutable_env_ids()->Assign(envs.begin(), envs.end());
     if (request.history() != 0) {

@@ -23,9 +23,9 @@ namespace taxel::server {
 
 /// Who is calling and when the call arrived.
 struct Call {
-  std::string tenant;                          ///< "" without authentication
+  std::string tenant;                              ///< "" without authentication
   std::chrono::steady_clock::time_point received;  ///< when the transport got the request
-  double parse_seconds = 0;                    ///< time spent parsing the request bytes (decode phase)
+  double parse_seconds = 0;                        ///< time spent parsing the request bytes (decode phase)
 };
 
 class TaxelHandlers {

@@ -53,13 +53,13 @@ void Log(LogLevel level, absl::string_view event,
   if (static_cast<int>(level) < g_level.load() || level == LogLevel::kOff) return;
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const int ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+  const int ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
   std::tm tm;
   gmtime_r(&t, &tm);
   char ts[64];
-  std::snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  std::snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   std::string line = absl::StrCat("ts=", ts, " level=", LevelName(level), " event=", event);
   for (const auto& [k, v] : fields) absl::StrAppend(&line, " ", k, "=", Quote(v));
   line.push_back('\n');

@@ -20,22 +20,28 @@
 static const taxel::server::ServerOptions kDefaults;
 
 ABSL_FLAG(std::string, address, kDefaults.address, "gRPC address: host:port, or unix:/path/to.sock");
-ABSL_FLAG(std::string, metrics_address, kDefaults.metrics_address, "Prometheus /metrics address (host:port); empty disables");
+ABSL_FLAG(std::string, metrics_address, kDefaults.metrics_address,
+          "Prometheus /metrics address (host:port); empty disables");
 ABSL_FLAG(int, threads, kDefaults.eval_threads, "sensor evaluation threads (0 = all cores)");
 ABSL_FLAG(int, request_threads, kDefaults.request_threads, "request handler threads (0 = max(2, threads))");
-ABSL_FLAG(int, max_queue, static_cast<int>(kDefaults.max_queue), "requests waiting for a handler before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_queue, static_cast<int>(kDefaults.max_queue),
+          "requests waiting for a handler before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, max_message_bytes, kDefaults.limits.max_message_bytes, "largest request or response, bytes");
 ABSL_FLAG(int, max_scenes, kDefaults.limits.max_scenes, "scenes per server");
 ABSL_FLAG(int, max_envs_per_scene, kDefaults.limits.max_envs_per_scene, "envs per scene");
-ABSL_FLAG(int64_t, max_probes_per_scene, kDefaults.limits.max_probes_per_scene, "num_envs x probes over all sensors of a scene");
+ABSL_FLAG(int64_t, max_probes_per_scene, kDefaults.limits.max_probes_per_scene,
+          "num_envs x probes over all sensors of a scene");
 ABSL_FLAG(int64_t, max_triangles_per_mesh, kDefaults.limits.max_triangles_per_mesh, "triangles per uploaded mesh");
 ABSL_FLAG(int64_t, max_memory_bytes, kDefaults.limits.max_memory_bytes,
           "bytes held by scenes and meshes, server-wide (0 = three quarters of the memory the process may use: the "
           "cgroup limit or the machine's)");
-ABSL_FLAG(int, max_scenes_per_tenant, kDefaults.limits.max_scenes_per_tenant, "scenes per tenant (0 = only --max_scenes)");
-ABSL_FLAG(int64_t, max_memory_bytes_per_tenant, kDefaults.limits.max_memory_bytes_per_tenant, "bytes held by one tenant's scenes and meshes (0 = only --max_memory_bytes)");
+ABSL_FLAG(int, max_scenes_per_tenant, kDefaults.limits.max_scenes_per_tenant,
+          "scenes per tenant (0 = only --max_scenes)");
+ABSL_FLAG(int64_t, max_memory_bytes_per_tenant, kDefaults.limits.max_memory_bytes_per_tenant,
+          "bytes held by one tenant's scenes and meshes (0 = only --max_memory_bytes)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning, error or off");
-ABSL_FLAG(double, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds, "time given to in-flight calls after SIGTERM/SIGINT");
+ABSL_FLAG(double, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
+          "time given to in-flight calls after SIGTERM/SIGINT");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate chain (PEM); enables TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM)");
 ABSL_FLAG(std::string, tls_client_ca, "", "CA bundle (PEM) for client certificates; enables mutual TLS");

@@ -16,10 +16,11 @@ namespace taxel::server {
 namespace {
 
 const char* CodeName(grpc::StatusCode code) {
-  static const char* kNames[] = {"OK",        "CANCELLED",          "UNKNOWN",      "INVALID_ARGUMENT",
-                                 "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-                                 "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                 "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static const char* kNames[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   const int c = static_cast<int>(code);
   return (c >= 0 && c <= 16) ? kNames[c] : "UNKNOWN";
 }
@@ -122,8 +123,8 @@ class PrometheusMetrics final : public Metrics {
 
 const std::vector<double>& LatencyBuckets() {
   // 10 µs … 10 s, three per decade.
-  static const std::vector<double> kBuckets = {1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3,
-                                               1e-2, 2e-2, 5e-2, 1e-1, 2e-1, 5e-1, 1.0,  2.0,  5.0, 10.0};
+  static const std::vector<double> kBuckets = {1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2,
+                                               2e-2, 5e-2, 1e-1, 2e-1, 5e-1, 1.0,  2.0,  5.0,  10.0};
   return kBuckets;
 }
 

@@ -22,15 +22,14 @@ class Metrics {
   /// grpc_server_started_total{grpc_service, grpc_method, grpc_type}
   virtual void RpcStarted(absl::string_view method, absl::string_view type) = 0;
   /// grpc_server_handled_total{..., grpc_code} and grpc_server_handling_seconds{...}
-  virtual void RpcHandled(absl::string_view method, absl::string_view type, grpc::StatusCode code,
-                          double seconds) = 0;
+  virtual void RpcHandled(absl::string_view method, absl::string_view type, grpc::StatusCode code, double seconds) = 0;
   /// taxel_step_duration_seconds{phase}
   virtual void StepPhaseSeconds(StepPhase phase, double seconds) = 0;
   /// taxel_probe_evaluations_total{sensor_kind}
   virtual void ProbeEvaluations(absl::string_view sensor_kind, int64_t count) = 0;
-  virtual void SetScenes(int64_t scenes) = 0;                ///< taxel_scenes
-  virtual void SetMemoryBytes(int64_t bytes) = 0;            ///< taxel_memory_bytes
-  virtual void SetExecutorQueueDepth(int64_t depth) = 0;     ///< taxel_executor_queue_depth
+  virtual void SetScenes(int64_t scenes) = 0;             ///< taxel_scenes
+  virtual void SetMemoryBytes(int64_t bytes) = 0;         ///< taxel_memory_bytes
+  virtual void SetExecutorQueueDepth(int64_t depth) = 0;  ///< taxel_executor_queue_depth
 };
 
 class NullMetrics final : public Metrics {

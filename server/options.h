@@ -8,16 +8,16 @@
 namespace taxel::server {
 
 struct Limits {
-  int64_t max_message_bytes = 64LL << 20;        ///< largest request or response
-  int32_t max_scenes = 256;                      ///< per server
-  int32_t max_scenes_per_tenant = 0;             ///< 0: only the server's limit
+  int64_t max_message_bytes = 64LL << 20;  ///< largest request or response
+  int32_t max_scenes = 256;                ///< per server
+  int32_t max_scenes_per_tenant = 0;       ///< 0: only the server's limit
   int32_t max_envs_per_scene = 65536;
-  int64_t max_probes_per_scene = 64LL << 20;     ///< num_envs × probes over all sensors
+  int64_t max_probes_per_scene = 64LL << 20;  ///< num_envs × probes over all sensors
   int64_t max_triangles_per_mesh = 5'000'000;
   /// Scenes + meshes + reservations in flight. 0: three quarters of the memory the process may
   /// use (cgroup limit or MemTotal), resolved when the server starts.
   int64_t max_memory_bytes = 0;
-  int64_t max_memory_bytes_per_tenant = 0;       ///< 0: only the server's limit
+  int64_t max_memory_bytes_per_tenant = 0;  ///< 0: only the server's limit
 };
 
 struct ServerOptions {
@@ -25,9 +25,9 @@ struct ServerOptions {
   std::string address = "0.0.0.0:50051";
   /// Prometheus /metrics address ("host:port"); empty disables the endpoint.
   std::string metrics_address = "0.0.0.0:9464";
-  int eval_threads = 0;      ///< sensor evaluation threads; 0 = hardware concurrency
-  int request_threads = 0;   ///< request handler threads; 0 = max(2, eval_threads)
-  size_t max_queue = 1024;   ///< requests waiting for a handler thread
+  int eval_threads = 0;     ///< sensor evaluation threads; 0 = hardware concurrency
+  int request_threads = 0;  ///< request handler threads; 0 = max(2, eval_threads)
+  size_t max_queue = 1024;  ///< requests waiting for a handler thread
   Limits limits;
   double shutdown_grace_seconds = 10;  ///< in-flight requests get this long after SIGTERM
   bool reflection = true;              ///< serve gRPC server reflection

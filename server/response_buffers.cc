@@ -21,8 +21,8 @@ class Pool {
  public:
   Buffer* Take(size_t size) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = std::lower_bound(idle_.begin(), idle_.end(), size,
-                               [](const Buffer* b, size_t s) { return b->capacity < s; });
+    auto it =
+        std::lower_bound(idle_.begin(), idle_.end(), size, [](const Buffer* b, size_t s) { return b->capacity < s; });
     if (it != idle_.end() && (*it)->capacity / 2 <= size) {
       Buffer* b = *it;
       idle_.erase(it);

@@ -31,8 +31,8 @@ int64_t ProbeSlots(const scene::SceneSpec& spec) {
 class TenantMeshes final : public geometry::MeshLookup {
  public:
   TenantMeshes(const geometry::MeshStore& store, std::set<std::string> ids) : store_(store), ids_(std::move(ids)) {}
-  absl::StatusOr<std::shared_ptr<const geometry::MeshSignedDistance>> Get(
-      const std::string& id, const Eigen::Vector3d& scale) const override {
+  absl::StatusOr<std::shared_ptr<const geometry::MeshSignedDistance>> Get(const std::string& id,
+                                                                          const Eigen::Vector3d& scale) const override {
     if (!ids_.count(id)) return geometry::MeshNotFound(id);
     return store_.Get(id, scale);
   }
@@ -71,9 +71,10 @@ absl::Status SceneRegistry::ReserveBytes(const std::string& tenant, double bytes
   if (limits_.max_memory_bytes_per_tenant > 0) {
     const double used = TenantBytesLocked(tenant);
     if (used + bytes > static_cast<double>(limits_.max_memory_bytes_per_tenant)) {
-      return MemoryRefusal(bytes, field, what,
-                           absl::StrCat("this tenant's memory quota is ", FormatBytes(limits_.max_memory_bytes_per_tenant),
-                                        " (", FormatBytes(used), " in use)"));
+      return MemoryRefusal(
+          bytes, field, what,
+          absl::StrCat("this tenant's memory quota is ", FormatBytes(limits_.max_memory_bytes_per_tenant), " (",
+                       FormatBytes(used), " in use)"));
     }
   }
   reserved_[tenant] += bytes;
@@ -126,8 +127,8 @@ absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
       ++mine;
     }
     if (mine >= limits_.max_scenes_per_tenant) {
-      return absl::ResourceExhaustedError(absl::StrCat("this tenant already holds its quota of ",
-                                                       limits_.max_scenes_per_tenant, " scenes"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("this tenant already holds its quota of ", limits_.max_scenes_per_tenant, " scenes"));
     }
   }
   return absl::OkStatus();
@@ -135,8 +136,8 @@ absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
 
 absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec) {
   if (!ValidSceneName(spec.name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "name: expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
   }
   if (spec.num_envs > limits_.max_envs_per_scene) {
     return absl::ResourceExhaustedError(absl::StrCat("num_envs: ", spec.num_envs, " exceeds the server limit of ",
@@ -171,7 +172,7 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
 }
 
 absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Get(const std::string& tenant,
-                                                              const std::string& name) const {
+                                                               const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = scenes_.find({tenant, name});
   if (it == scenes_.end()) return absl::NotFoundError(absl::StrCat("scene: no scene named '", name, "'"));
@@ -258,7 +259,8 @@ TenantUsage SceneRegistry::usage(const std::string& tenant) const {
   for (auto it = scenes_.lower_bound({tenant, ""}); it != scenes_.end() && it->first.first == tenant; ++it) {
     ++u.num_scenes;
   }
-  if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) u.num_meshes = static_cast<int>(m->second.size());
+  if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end())
+    u.num_meshes = static_cast<int>(m->second.size());
   u.memory_bytes = static_cast<int64_t>(TenantBytesLocked(tenant));
   return u;
 }

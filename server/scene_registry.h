@@ -104,9 +104,9 @@ class SceneRegistry {
   geometry::MeshStore* meshes_;
   mutable std::mutex mu_;
   std::map<Key, std::shared_ptr<SceneEntry>> scenes_;
-  std::map<Key, int64_t> scene_bytes_;                    // at creation and after every change
+  std::map<Key, int64_t> scene_bytes_;                          // at creation and after every change
   std::map<std::string, std::set<std::string>> tenant_meshes_;  // mesh ids each tenant uploaded
-  std::map<std::string, double> reserved_;                 // per tenant, in flight
+  std::map<std::string, double> reserved_;                      // per tenant, in flight
   double reserved_total_ = 0;
 };
 

@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
   s->executor_ = std::make_unique<RequestExecutor>(options.request_threads, options.max_queue);
   const bool auth = !tokens.empty();
-  TaxelService::Deps deps{&s->options_,      s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
+  TaxelService::Deps deps{&s->options_,       s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
                           s->executor_.get(), s->eval_pool_.get(), std::move(tokens)};
   s->service_ = std::make_unique<TaxelService>(std::move(deps));
 
@@ -100,9 +100,12 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   auto* health = s->server_->GetHealthCheckService();
   for (const char* name : {"", "liveness", "readiness", "taxel.v1.Taxel"}) health->SetServingStatus(name, true);
   Log(LogLevel::kInfo, "server_started",
-      {{"address", options.address}, {"port", std::to_string(s->port_)},
-       {"metrics_port", std::to_string(s->metrics_port_)}, {"eval_threads", std::to_string(options.eval_threads)},
-       {"request_threads", std::to_string(options.request_threads)}, {"tls", tls.cert_file.empty() ? "off" : "on"},
+      {{"address", options.address},
+       {"port", std::to_string(s->port_)},
+       {"metrics_port", std::to_string(s->metrics_port_)},
+       {"eval_threads", std::to_string(options.eval_threads)},
+       {"request_threads", std::to_string(options.request_threads)},
+       {"tls", tls.cert_file.empty() ? "off" : "on"},
        {"auth", auth ? "bearer" : "off"}});
   return s;
 }

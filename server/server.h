@@ -9,7 +9,6 @@
 
 #include "absl/status/statusor.h"
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/geometry/mesh_store.h"
 #include "grpcpp/server.h"
 #include "server/metrics.h"
@@ -17,6 +16,7 @@
 #include "server/request_executor.h"
 #include "server/scene_registry.h"
 #include "server/service.h"
+#include "server/thread_pool.h"
 
 namespace taxel::server {
 

@@ -57,7 +57,8 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
   const bool queued = deps_.executor->TrySubmit(
       [ctx, work = std::move(work), finish, call]() mutable {
         // A call its client gave up on (deadline, cancel) while it waited is not run.
-        if (ctx->IsCancelled()) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "request: cancelled while queued"));
+        if (ctx->IsCancelled())
+          return finish(grpc::Status(grpc::StatusCode::CANCELLED, "request: cancelled while queued"));
         finish(ToGrpcStatus(GuardAllocation([&] { return work(call); })));
       },
       [finish] { finish(ShuttingDown()); });

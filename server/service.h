@@ -14,14 +14,14 @@
 #include <string>
 
 #include "core/common/executor.h"
-#include "server/thread_pool.h"
 #include "core/geometry/mesh_store.h"
+#include "server/handlers.h"
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/request_executor.h"
-#include "server/handlers.h"
 #include "server/scene_registry.h"
 #include "server/step_stream.h"
+#include "server/thread_pool.h"
 #include "taxel/v1/service.grpc.pb.h"
 
 namespace taxel::server {
@@ -31,14 +31,14 @@ namespace taxel::server {
 /// ("request: ...") on every RPC, and checks every enum in it against its declared values. Step
 /// and StepStream responses are written by hand (server/step_wire.h) into pooled buffers
 /// (server/response_buffers.h) instead of being built and serialised by protobuf.
-using TaxelServiceBase = v1::Taxel::WithRawCallbackMethod_GetServerInfo<v1::Taxel::WithRawCallbackMethod_UploadMesh<
-    v1::Taxel::WithRawCallbackMethod_CreateScene<v1::Taxel::WithRawCallbackMethod_GetScene<
-        v1::Taxel::WithRawCallbackMethod_ListScenes<v1::Taxel::WithRawCallbackMethod_DeleteScene<
-            v1::Taxel::WithRawCallbackMethod_AddSensor<v1::Taxel::WithRawCallbackMethod_RemoveSensor<
-                v1::Taxel::WithRawCallbackMethod_UpdateSensor<v1::Taxel::WithRawCallbackMethod_Step<
-                    v1::Taxel::WithRawCallbackMethod_StepStream<v1::Taxel::WithRawCallbackMethod_ReadSensors<
-                        v1::Taxel::WithRawCallbackMethod_ResetEnvs<v1::Taxel::WithRawCallbackMethod_GetContactMatrix<
-                            v1::Taxel::Service>>>>>>>>>>>>>>;
+using TaxelServiceBase = v1::Taxel::WithRawCallbackMethod_GetServerInfo<
+    v1::Taxel::WithRawCallbackMethod_UploadMesh<v1::Taxel::WithRawCallbackMethod_CreateScene<
+        v1::Taxel::WithRawCallbackMethod_GetScene<v1::Taxel::WithRawCallbackMethod_ListScenes<
+            v1::Taxel::WithRawCallbackMethod_DeleteScene<v1::Taxel::WithRawCallbackMethod_AddSensor<
+                v1::Taxel::WithRawCallbackMethod_RemoveSensor<v1::Taxel::WithRawCallbackMethod_UpdateSensor<
+                    v1::Taxel::WithRawCallbackMethod_Step<v1::Taxel::WithRawCallbackMethod_StepStream<
+                        v1::Taxel::WithRawCallbackMethod_ReadSensors<v1::Taxel::WithRawCallbackMethod_ResetEnvs<
+                            v1::Taxel::WithRawCallbackMethod_GetContactMatrix<v1::Taxel::Service>>>>>>>>>>>>>>;
 
 class TaxelService final : public TaxelServiceBase {
  public:
@@ -55,20 +55,31 @@ class TaxelService final : public TaxelServiceBase {
   explicit TaxelService(Deps deps);
 
   // Raw: the request bytes are the method's request message, the response bytes its response.
-  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* UploadMesh(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                          grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* UploadMesh(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                       grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                        grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* AddSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                       grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                        grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* AddSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                      grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* RemoveSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                         grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* UpdateSensor(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                         grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* Step(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StepStream(grpc::CallbackServerContext*) override;
-  grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* ResetEnvs(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
-  grpc::ServerUnaryReactor* GetContactMatrix(grpc::CallbackServerContext*, const grpc::ByteBuffer*, grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* ReadSensors(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                        grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* ResetEnvs(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                      grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* GetContactMatrix(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                             grpc::ByteBuffer*) override;
 
   /// SIGTERM path: refuse new scenes and streams (UNAVAILABLE) and end open streams with
   /// UNAVAILABLE. Unary calls in flight complete.

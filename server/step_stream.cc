@@ -8,7 +8,8 @@
 
 namespace taxel::server {
 
-StepStreamReactor::StepStreamReactor(Deps deps, std::string tenant) : deps_(std::move(deps)), tenant_(std::move(tenant)) {
+StepStreamReactor::StepStreamReactor(Deps deps, std::string tenant)
+    : deps_(std::move(deps)), tenant_(std::move(tenant)) {
   deps_.metrics->RpcStarted("StepStream", "bidi_stream");
   StartRead(&request_);
 }

@@ -91,8 +91,8 @@ ReadingsWireWriter::ReadingsWireWriter(const ReadPlan& plan, absl::Span<const in
     r.size += 1 + VarintSize(Int32Wire(r.branch));  // never 0: MEASURED or GROUND_TRUTH
     for (Channel& ch : r.channels) {
       // The env axis is always present, so the packed shape is never empty.
-      ch.tensor_size = 1 + VarintSize(Int32Wire(ch.array.dtype)) +
-                       LengthDelimitedSize(PackedShapeSize(n, ch.array.probe_shape));
+      ch.tensor_size =
+          1 + VarintSize(Int32Wire(ch.array.dtype)) + LengthDelimitedSize(PackedShapeSize(n, ch.array.probe_shape));
       if (ch.data_size > 0) ch.tensor_size += LengthDelimitedSize(ch.data_size);
       if (ch.mask_size > 0) ch.tensor_size += LengthDelimitedSize(ch.mask_size);
       payload_size_ += ch.data_size + ch.mask_size;
@@ -162,8 +162,8 @@ char* ReadingsWireWriter::WriteFraming(char* dst, const Payload& payload) const 
     if (r.sensor_id != 0) dst = WriteVarintField(2, Int32Wire(r.sensor_id), dst);
     dst = WriteVarintField(3, Int32Wire(r.branch), dst);
     for (const Channel& ch : r.channels) {
-      dst = WriteLengthPrefix(4, ch.entry_size, dst);  // SensorReading.channels (map entry)
-      dst = WriteString(1, ch.name, dst);              // key
+      dst = WriteLengthPrefix(4, ch.entry_size, dst);   // SensorReading.channels (map entry)
+      dst = WriteString(1, ch.name, dst);               // key
       dst = WriteLengthPrefix(2, ch.tensor_size, dst);  // value: Tensor
       dst = WriteVarintField(1, Int32Wire(ch.array.dtype), dst);
       dst = WriteLengthPrefix(2, PackedShapeSize(n, ch.array.probe_shape), dst);

@@ -92,7 +92,7 @@ class ReadingsWireWriter {
   int num_envs_;
   bool sparse_ = false;
   size_t size_ = 0;
-  size_t payload_size_ = 0;  // bytes of data and masks (the rest is framing)
+  size_t payload_size_ = 0;     // bytes of data and masks (the rest is framing)
   grpc::Slice values_, masks_;  // sparse: packed values and masks of every channel
 };
 

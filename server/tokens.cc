@@ -29,9 +29,10 @@ absl::StatusOr<std::map<std::string, std::string>> ParseTokens(absl::string_view
   }
   if (tokens.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": no tokens (every line is blank or a comment); an empty tokens file would turn "
-                             "authentication off, so the server refuses to start. Remove the flag to run without "
-                             "authentication."));
+        absl::StrCat(source,
+                     ": no tokens (every line is blank or a comment); an empty tokens file would turn "
+                     "authentication off, so the server refuses to start. Remove the flag to run without "
+                     "authentication."));
   }
   return tokens;
 }

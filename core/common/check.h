@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define TAXEL_CHECK(cond)                                                              \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
+#define TAXEL_CHECK(cond)                                                                 \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "%s:%d: TAXEL_CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                    \
-    }                                                                                  \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (false)
 
 /// Debug-only check for hot loops; compiled out in Release.

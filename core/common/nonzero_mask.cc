@@ -35,10 +35,10 @@ unsigned MaskBits(const char* p, size_t count) {
 unsigned MaskBits16x4(const char* p) {
   const __m128i zero = _mm_setzero_si128();
   const __m128i* v = reinterpret_cast<const __m128i*>(p);
-  const __m128i z01 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(v), zero),
-                                      _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), zero));
-  const __m128i z23 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(v + 2), zero),
-                                      _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), zero));
+  const __m128i z01 =
+      _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(v), zero), _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), zero));
+  const __m128i z23 =
+      _mm_packs_epi32(_mm_cmpeq_epi32(_mm_loadu_si128(v + 2), zero), _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), zero));
   return ~static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(z01, z23))) & 0xFFFFu;
 }
 unsigned MaskBits16x1(const char* p) {
@@ -216,8 +216,7 @@ TAXEL_AVX2 void Unpack4Avx2(const char* packed, size_t n, const uint8_t* mask, c
       const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(kPermute.expand[m]));
       const __m256i keep =
           _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), lane_bit), lane_bit);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                          _mm256_and_si256(_mm256_permutevar8x32_epi32(v, idx), keep));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_and_si256(_mm256_permutevar8x32_epi32(v, idx), keep));
     } else {
       const size_t group = std::min<size_t>(8, n - b * 8);
       for (size_t j = 0, k = 0; j < group; ++j) {
@@ -266,8 +265,7 @@ char* PackNonzero(const void* data, size_t n, size_t item_size, const uint8_t* m
   return dst;
 }
 
-void UnpackNonzero(const char* packed, size_t n, size_t item_size, const uint8_t* mask, void* dst,
-                   bool dst_is_zero) {
+void UnpackNonzero(const char* packed, size_t n, size_t item_size, const uint8_t* mask, void* dst, bool dst_is_zero) {
   char* d = static_cast<char*>(dst);
   switch (item_size) {
     case 1: return Unpack<uint8_t>(packed, n, mask, d, dst_is_zero);

@@ -12,20 +12,17 @@ Eigen::Quaterniond QuaternionFromArray(const double* q, QuatOrder order) {
   return Eigen::Quaterniond(q[3], q[0], q[1], q[2]);  // xyzw
 }
 
-absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
-                                             absl::string_view field) {
+absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order, absl::string_view field) {
   if (absl::Status s = CheckQuatOrder(order, field); !s.ok()) return s;
   for (int i = 0; i < 7; ++i) {
     if (!std::isfinite(v[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, "[", i, "]: expected a finite number, got ", v[i]));
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: expected a finite number, got ", v[i]));
     }
   }
   Eigen::Quaterniond q = QuaternionFromArray(v + 3, order);
   const double norm = q.norm();
   if (!(norm >= kMinQuaternionNorm)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": quaternion norm must be at least 1e-6, got ", norm));
+    return absl::InvalidArgumentError(absl::StrCat(field, ": quaternion norm must be at least 1e-6, got ", norm));
   }
   if (!std::isfinite(norm)) {  // finite components whose squares overflow (|q| > 1e154)
     return absl::InvalidArgumentError(absl::StrCat(field, ": quaternion norm overflows a double; normalise it first"));
@@ -59,8 +56,7 @@ void PoseToArray(const RigidTransform& X, QuatOrder order, double* out) {
   }
 }
 
-Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
-                                             const Eigen::Matrix3d& R_now, double dt) {
+Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev, const Eigen::Matrix3d& R_now, double dt) {
   // R_now = R_delta * R_prev, with R_delta = exp(dt [w]x) in the parent frame. The axis comes
   // from the skew part of R_delta, the angle from its trace; near π the skew part vanishes and
   // the general (slower) angle-axis extraction takes over.
@@ -85,12 +81,9 @@ absl::Status CheckQuatOrder(QuatOrder order, absl::string_view field) {
 
 absl::string_view QuatOrderName(QuatOrder order) {
   switch (order) {
-    case QuatOrder::kXyzw:
-      return "XYZW";
-    case QuatOrder::kWxyz:
-      return "WXYZ";
-    default:
-      return "QUAT_ORDER_UNSPECIFIED";
+    case QuatOrder::kXyzw: return "XYZW";
+    case QuatOrder::kWxyz: return "WXYZ";
+    default: return "QUAT_ORDER_UNSPECIFIED";
   }
 }
 

@@ -5,12 +5,11 @@
 #ifndef TAXEL_CORE_COMMON_POSE_H_
 #define TAXEL_CORE_COMMON_POSE_H_
 
-#include "absl/strings/string_view.h"
-
 #include "Eigen/Core"
 #include "Eigen/Geometry"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace taxel {
 
@@ -53,8 +52,7 @@ struct RigidTransform {
 /// and normalises the quaternion.
 /// Errors (INVALID_ARGUMENT, message prefixed with `field`): unspecified order, any non-finite
 /// number, quaternion norm below kMinQuaternionNorm.
-absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order,
-                                             absl::string_view field);
+absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order, absl::string_view field);
 
 /// Allocation-free fast path of PoseFromArray for hot loops: false when PoseFromArray would fail
 /// (call it then for the message).
@@ -69,8 +67,7 @@ void PoseToArray(const RigidTransform& X, QuatOrder order, double* out);
 /// Angular velocity w (rad/s, in the frame of R_now/R_prev's parent) that rotates R_prev into
 /// R_now in `dt` seconds at constant rate: exp(dt·[w]×)·R_prev = R_now. Uses the shortest path.
 /// @pre dt > 0.
-Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev,
-                                             const Eigen::Matrix3d& R_now, double dt);
+Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev, const Eigen::Matrix3d& R_now, double dt);
 
 /// "XYZW" / "WXYZ" / "QUAT_ORDER_UNSPECIFIED" (the wire names).
 absl::string_view QuatOrderName(QuatOrder order);

@@ -12,8 +12,8 @@
 namespace taxel {
 namespace {
 
-constexpr int kLanes = 8;        // blocks generated together
-constexpr int kAngleBits = 12;   // low bits of a word: the angle; high 20 bits: the radius
+constexpr int kLanes = 8;       // blocks generated together
+constexpr int kAngleBits = 12;  // low bits of a word: the angle; high 20 bits: the radius
 
 // ln(x) for a normal positive float: x = 2^e·m with m in [√½, √2), ln m = 2·atanh(t) with
 // t = (m − 1)/(m + 1), |t| ≤ 0.172, by its series to t^9 (next term < 3e-9 relative).
@@ -64,9 +64,8 @@ inline void BoxMullerParts(uint32_t w, float* r, float* c, float* s) {
 // 64 normals from the blocks (c0, c1, c2 … c2 + 7, c3): Philox4x32-10 on 8 counters side by side
 // (lane-parallel loops), then Box–Muller per word. Output order: block l, word i → out[8l + 2i],
 // out[8l + 2i + 1].
-void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0,
-                                                                     uint32_t c1, uint32_t c2, uint32_t c3,
-                                                                     float* out) {
+void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                          float* out) {
   uint32_t x0[kLanes], x1[kLanes], x2[kLanes], x3[kLanes];
   for (int l = 0; l < kLanes; ++l) x0[l] = c0, x1[l] = c1, x2[l] = c2 + l, x3[l] = c3;
   uint32_t k0 = k0_in, k1 = k1_in;
@@ -126,7 +125,8 @@ TAXEL_AVX2 inline __m256 FastLog8(__m256 x) {
 TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   const __m256i qi = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(4.f), u), _mm256_set1_ps(0.5f)));
   const __m256 q = _mm256_cvtepi32_ps(qi);
-  const __m256 phi = _mm256_mul_ps(_mm256_set1_ps(6.28318530718f), _mm256_sub_ps(u, _mm256_mul_ps(_mm256_set1_ps(0.25f), q)));
+  const __m256 phi =
+      _mm256_mul_ps(_mm256_set1_ps(6.28318530718f), _mm256_sub_ps(u, _mm256_mul_ps(_mm256_set1_ps(0.25f), q)));
   const __m256 p2 = _mm256_mul_ps(phi, phi);
   const __m256 one = _mm256_set1_ps(1.f);
   __m256 cp = _mm256_add_ps(_mm256_set1_ps(-1.f / 720), _mm256_mul_ps(p2, _mm256_set1_ps(1.f / 40320)));
@@ -138,11 +138,12 @@ TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   sp = _mm256_add_ps(_mm256_set1_ps(-1.f / 6), _mm256_mul_ps(p2, sp));
   sp = _mm256_mul_ps(phi, _mm256_add_ps(one, _mm256_mul_ps(p2, sp)));
   const __m256i quarter = _mm256_and_si256(qi, _mm256_set1_epi32(3));
-  const __m256 swap = _mm256_castsi256_ps(
-      _mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
+  const __m256 swap =
+      _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
   const __m256 a = _mm256_blendv_ps(cp, sp, swap), b = _mm256_blendv_ps(sp, cp, swap);
   // The portable code multiplies by ±1; flipping the sign bit is the same (also for ±0).
-  const __m256i neg_c = _mm256_and_si256(_mm256_xor_si256(quarter, _mm256_srli_epi32(quarter, 1)), _mm256_set1_epi32(1));
+  const __m256i neg_c =
+      _mm256_and_si256(_mm256_xor_si256(quarter, _mm256_srli_epi32(quarter, 1)), _mm256_set1_epi32(1));
   const __m256i neg_s = _mm256_srli_epi32(quarter, 1);
   *c = _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_slli_epi32(neg_c, 31)));
   *s = _mm256_xor_ps(b, _mm256_castsi256_ps(_mm256_slli_epi32(neg_s, 31)));
@@ -157,7 +158,8 @@ TAXEL_AVX2 inline void PhiloxSets(uint32_t k0, uint32_t k1, uint32_t c0, uint32_
   for (int j = 0; j < kSets; ++j) {
     x0[j] = _mm256_set1_epi32(static_cast<int>(c0));
     x1[j] = _mm256_set1_epi32(static_cast<int>(c1));
-    x2[j] = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2 + 8 * j)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    x2[j] =
+        _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(c2 + 8 * j)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     x3[j] = _mm256_set1_epi32(static_cast<int>(c3));
   }
   const __m256i m0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kM0));
@@ -197,14 +199,14 @@ TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
   for (int i = 0; i < 4; ++i) {
     const __m256i w = words[i];
-    const __m256 u1 = _mm256_mul_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, kAngleBits)), _mm256_set1_ps(0.5f)),
-        _mm256_set1_ps(1.f / (1 << (32 - kAngleBits))));
+    const __m256 u1 =
+        _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, kAngleBits)), _mm256_set1_ps(0.5f)),
+                      _mm256_set1_ps(1.f / (1 << (32 - kAngleBits))));
     const __m256 r = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.f), FastLog8(u1)));
-    const __m256 u2 = _mm256_mul_ps(
-        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32((1 << kAngleBits) - 1))),
-                      _mm256_set1_ps(0.5f)),
-        _mm256_set1_ps(1.f / (1 << kAngleBits)));
+    const __m256 u2 =
+        _mm256_mul_ps(_mm256_add_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32((1 << kAngleBits) - 1))),
+                                    _mm256_set1_ps(0.5f)),
+                      _mm256_set1_ps(1.f / (1 << kAngleBits)));
     __m256 c, s;
     SinCosTurns8(u2, &c, &s);
     v[2 * i] = _mm256_mul_ps(r, c);

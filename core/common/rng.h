@@ -20,8 +20,7 @@ class Philox4x32 {
 
   /// `seed` is the scene seed; `stream` separates independent purposes (gain, noise, ...).
   constexpr Philox4x32(uint64_t seed, uint32_t stream)
-      : k0_(static_cast<uint32_t>(seed) ^ (stream * 0x9E3779B9u)),
-        k1_(static_cast<uint32_t>(seed >> 32) + stream) {}
+      : k0_(static_cast<uint32_t>(seed) ^ (stream * 0x9E3779B9u)), k1_(static_cast<uint32_t>(seed >> 32) + stream) {}
 
   /// The 4 random words for counter (c0, c1, c2, c3).
   constexpr Block operator()(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {

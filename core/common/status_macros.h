@@ -11,10 +11,10 @@
 #define TAXEL_STATUS_CONCAT_(a, b) TAXEL_STATUS_CONCAT_INNER_(a, b)
 
 /// Evaluates `expr` (an absl::Status); returns it from the enclosing function if not OK.
-#define TAXEL_RETURN_IF_ERROR(expr)                     \
-  do {                                                  \
-    ::absl::Status taxel_status_ = (expr);              \
-    if (!taxel_status_.ok()) return taxel_status_;      \
+#define TAXEL_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::absl::Status taxel_status_ = (expr);         \
+    if (!taxel_status_.ok()) return taxel_status_; \
   } while (false)
 
 /// `TAXEL_ASSIGN_OR_RETURN(auto x, MaybeX());` — evaluates an absl::StatusOr<T>; on error returns

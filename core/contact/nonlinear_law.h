@@ -24,14 +24,14 @@
 namespace taxel::contact {
 
 struct NonlinearLawParams {
-  double stiffness = 1e5;        ///< k_p
-  double exponent = 1.5;         ///< n (> 0)
-  double damping = 100.0;        ///< k_c (full damping once δ ≥ d_max)
-  double damping_depth = 1e-3;   ///< d_max (m, > 0)
+  double stiffness = 1e5;                 ///< k_p
+  double exponent = 1.5;                  ///< n (> 0)
+  double damping = 100.0;                 ///< k_c (full damping once δ ≥ d_max)
+  double damping_depth = 1e-3;            ///< d_max (m, > 0)
   std::optional<double> static_friction;  ///< μ_s; defaults to μ_d
-  double dynamic_friction = 0.5;  ///< μ_d
-  double stiction_speed = 0.01;   ///< v_s (m/s)
-  double transition_speed = 0.05;  ///< v_d (m/s), > v_s
+  double dynamic_friction = 0.5;          ///< μ_d
+  double stiction_speed = 0.01;           ///< v_s (m/s)
+  double transition_speed = 0.05;         ///< v_d (m/s), > v_s
 };
 
 /// INVALID_ARGUMENT naming `field`: k_p < 0, n ≤ 0, k_c < 0, d_max ≤ 0, μ < 0, not 0 < v_s < v_d,
@@ -52,15 +52,15 @@ double FrictionCoefficient(const NonlinearLawParams& p, double slip_speed);
 
 /// Everything the law computed for one contact, for inspection.
 struct ContactScratch {
-  double penetration = 0;                                      ///< δ (m)
+  double penetration = 0;                                       ///< δ (m)
   Eigen::Vector3d relative_velocity = Eigen::Vector3d::Zero();  ///< of the body relative to the partner (m/s)
-  double closing_speed = 0;                                    ///< v_n (m/s)
-  Eigen::Vector3d slip = Eigen::Vector3d::Zero();              ///< tangential relative velocity (m/s)
-  double friction_coefficient = 0;                             ///< μ(|slip|)
-  double normal_force = 0;                                     ///< F_n (N or Pa)
-  Eigen::Vector3d normal = Eigen::Vector3d::Zero();            ///< unit, pushing the body out of the partner
-  Eigen::Vector3d friction = Eigen::Vector3d::Zero();          ///< −μ·F_n·ŝ
-  Eigen::Vector3d force = Eigen::Vector3d::Zero();             ///< F_n·n + friction
+  double closing_speed = 0;                                     ///< v_n (m/s)
+  Eigen::Vector3d slip = Eigen::Vector3d::Zero();               ///< tangential relative velocity (m/s)
+  double friction_coefficient = 0;                              ///< μ(|slip|)
+  double normal_force = 0;                                      ///< F_n (N or Pa)
+  Eigen::Vector3d normal = Eigen::Vector3d::Zero();             ///< unit, pushing the body out of the partner
+  Eigen::Vector3d friction = Eigen::Vector3d::Zero();           ///< −μ·F_n·ŝ
+  Eigen::Vector3d force = Eigen::Vector3d::Zero();              ///< F_n·n + friction
 };
 
 /// The law at one contact: penetration `depth`, unit normal n pushing the body out of the partner,

@@ -59,16 +59,13 @@ bool HasHalfSpaceClosedForm(const PlacedShape& a, const PlacedShape& b) {
   using geometry::ShapeKind;
   const Eigen::Vector3d n = b.X_WS.R.col(2);
   switch (a.shape->kind()) {
-    case ShapeKind::kSphere:
-      return true;
-    case ShapeKind::kBox:
-      return FaceAxis(a, n) >= 0;
+    case ShapeKind::kSphere: return true;
+    case ShapeKind::kBox: return FaceAxis(a, n) >= 0;
     case ShapeKind::kCapsule: {
       const double an = std::abs(a.X_WS.R.col(2).dot(n));
       return an < kParallel || std::abs(an - 1) < kParallel;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -76,7 +73,7 @@ bool HasHalfSpaceClosedForm(const PlacedShape& a, const PlacedShape& b) {
 bool HalfSpaceClosedForm(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b, PairForce* out) {
   using geometry::ShapeKind;
   if (!HasHalfSpaceClosedForm(a, b)) return false;
-  out->closed_form = true;  // also when the shapes do not touch
+  out->closed_form = true;                    // also when the shapes do not touch
   const Eigen::Vector3d n = b.X_WS.R.col(2);  // out of the half-space
   const Eigen::Vector3d& p0 = b.X_WS.p;
   const Eigen::Vector3d c = a.X_WS.p;
@@ -103,7 +100,8 @@ bool HalfSpaceClosedForm(const NonlinearLawParams& law, const PlacedShape& a, co
       q = c - hn * n;
       const double vn = closing(q);
       const double face = 4 * h1 * h2, perimeter = 4 * (h1 + h2);
-      F = face * NormalForce(law, depth, vn) + perimeter * IntegratePressure(law, std::max(0.0, depth - 2 * hn), depth, vn);
+      F = face * NormalForce(law, depth, vn) +
+          perimeter * IntegratePressure(law, std::max(0.0, depth - 2 * hn), depth, vn);
       if (depth - 2 * hn > 0) F += face * NormalForce(law, depth - 2 * hn, vn);  // top face submerged
       break;
     }
@@ -117,7 +115,8 @@ bool HalfSpaceClosedForm(const NonlinearLawParams& law, const PlacedShape& a, co
         const double vn = closing(q);
         // Two hemispheres at the same height: one sphere's zones; the side: 2l·r·∫P dθ.
         F = 2 * kPi * r * IntegratePressure(law, std::max(0.0, depth - 2 * r), depth, vn);
-        F += 2 * 2 * l * r * Integrate([&](double th) { return NormalForce(law, depth - r + r * std::cos(th), vn); }, 0, kPi);
+        F += 2 * 2 * l * r *
+             Integrate([&](double th) { return NormalForce(law, depth - r + r * std::cos(th), vn); }, 0, kPi);
       } else {
         // A vertical capsule: every height band (sphere zone or cylinder band) has area 2πr·du.
         const double depth = l + r - zc;
@@ -127,8 +126,7 @@ bool HalfSpaceClosedForm(const NonlinearLawParams& law, const PlacedShape& a, co
       }
       break;
     }
-    default:
-      return false;
+    default: return false;
   }
   out->normal = F * n;
   out->friction = Friction(law, F, n, a.PointVelocity(q) - b.PointVelocity(q));
@@ -155,18 +153,24 @@ PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, cons
     return std::acos(std::clamp(c, -1.0, 1.0));
   };
   // ∂A inside B: x = ca + ra(cosθ e + …), ρ = |x − cb|, depth rb − ρ, axial push (ra cosθ − d)/ρ.
-  const double fa = 2 * kPi * ra * ra * Integrate([&](double th) {
-    const double rho = std::sqrt(ra * ra + d * d - 2 * ra * d * std::cos(th));
-    if (rho == 0) return 0.0;
-    return NormalForce(law, rb - rho, vn) * (ra * std::cos(th) - d) / rho * std::sin(th);
-  }, 0, cap(ra, rb));
+  const double fa = 2 * kPi * ra * ra *
+                    Integrate(
+                        [&](double th) {
+                          const double rho = std::sqrt(ra * ra + d * d - 2 * ra * d * std::cos(th));
+                          if (rho == 0) return 0.0;
+                          return NormalForce(law, rb - rho, vn) * (ra * std::cos(th) - d) / rho * std::sin(th);
+                        },
+                        0, cap(ra, rb));
   // ∂B inside A: y = cb − rb(cosφ e + …), ρ = |y − ca|, depth ra − ρ; the force on B points along
   // (y − ca)/ρ, whose axial part is (d − rb cosφ)/ρ; on A it is the opposite.
-  const double fb = -2 * kPi * rb * rb * Integrate([&](double ph) {
-    const double rho = std::sqrt(rb * rb + d * d - 2 * rb * d * std::cos(ph));
-    if (rho == 0) return 0.0;
-    return NormalForce(law, ra - rho, vn) * (d - rb * std::cos(ph)) / rho * std::sin(ph);
-  }, 0, cap(rb, ra));
+  const double fb = -2 * kPi * rb * rb *
+                    Integrate(
+                        [&](double ph) {
+                          const double rho = std::sqrt(rb * rb + d * d - 2 * rb * d * std::cos(ph));
+                          if (rho == 0) return 0.0;
+                          return NormalForce(law, ra - rho, vn) * (d - rb * std::cos(ph)) / rho * std::sin(ph);
+                        },
+                        0, cap(rb, ra));
   const double F = 0.5 * (fa + fb);  // along e; negative pushes A away from B
   out.normal = F * e;
   out.friction = Friction(law, std::abs(F), -e, v_rel);

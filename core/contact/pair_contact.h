@@ -63,7 +63,7 @@ namespace taxel::contact {
 struct PlacedShape {
   const geometry::Shape* shape = nullptr;
   RigidTransform X_WS;
-  const SurfaceSamples* samples = nullptr;  ///< shape frame; nullptr or empty: not sampleable
+  const SurfaceSamples* samples = nullptr;             ///< shape frame; nullptr or empty: not sampleable
   Eigen::Vector3d v_W = Eigen::Vector3d::Zero();       ///< linear velocity of the link origin
   Eigen::Vector3d w_W = Eigen::Vector3d::Zero();       ///< angular velocity
   Eigen::Vector3d origin_W = Eigen::Vector3d::Zero();  ///< link origin

@@ -19,8 +19,7 @@ absl::Status ValidateSpringDamperParams(const SpringDamperParams& k, const char*
     }
   }
   if (!(k.exponent > 0) || !std::isfinite(k.exponent)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".exponent: expected a finite value > 0, got ", k.exponent));
+    return absl::InvalidArgumentError(absl::StrCat(field, ".exponent: expected a finite value > 0, got ", k.exponent));
   }
   return absl::OkStatus();
 }

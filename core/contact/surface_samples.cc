@@ -114,8 +114,7 @@ double CountSurfaceSamples(const geometry::Shape& s, double spacing) {
       }
       return n;
     }
-    default:
-      return 0;
+    default: return 0;
   }
 }
 
@@ -221,8 +220,7 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
       }
       break;
     }
-    default:
-      break;
+    default: break;
   }
   BuildGrid(&out, spacing);
   return out;

@@ -42,9 +42,7 @@ class Bvh {
   /// Primitive index for each leaf slot.
   const std::vector<uint32_t>& primitive_order() const { return order_; }
   int depth() const { return depth_; }
-  size_t memory_bytes() const {
-    return nodes_.capacity() * sizeof(BvhNode) + order_.capacity() * sizeof(uint32_t);
-  }
+  size_t memory_bytes() const { return nodes_.capacity() * sizeof(BvhNode) + order_.capacity() * sizeof(uint32_t); }
 
  private:
   std::vector<BvhNode> nodes_;

@@ -7,8 +7,8 @@
 #ifndef TAXEL_CORE_GEOMETRY_BVH4_H_
 #define TAXEL_CORE_GEOMETRY_BVH4_H_
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "core/geometry/bvh.h"
@@ -23,7 +23,7 @@ namespace taxel::geometry {
 inline constexpr uint32_t kBvh4Absent = 0xFFFFFFFFu;
 
 struct alignas(16) Bvh4Node {
-  float lo[3][4];    ///< lo[axis][child]; an absent child has NaN bounds (never within reach)
+  float lo[3][4];  ///< lo[axis][child]; an absent child has NaN bounds (never within reach)
   float hi[3][4];
   uint32_t index[4];  ///< inner child: node index; leaf child: first primitive slot; kBvh4Absent
   uint32_t count[4];  ///< leaf child: number of primitives (> 0); inner or absent child: 0
@@ -60,9 +60,12 @@ inline void Bvh4ChildDistances(const Bvh4Node& n, float px, float py, float pz, 
   const __m128 x = _mm_set1_ps(px), y = _mm_set1_ps(py), z = _mm_set1_ps(pz);
   // Per axis: max(0, lo − p, p − hi). _mm_max_ps returns its second operand when either is NaN,
   // so the NaN bounds of an absent child give a NaN distance, which no comparison accepts.
-  const __m128 dx = _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[0]), x), _mm_sub_ps(x, _mm_load_ps(n.hi[0]))));
-  const __m128 dy = _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[1]), y), _mm_sub_ps(y, _mm_load_ps(n.hi[1]))));
-  const __m128 dz = _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[2]), z), _mm_sub_ps(z, _mm_load_ps(n.hi[2]))));
+  const __m128 dx =
+      _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[0]), x), _mm_sub_ps(x, _mm_load_ps(n.hi[0]))));
+  const __m128 dy =
+      _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[1]), y), _mm_sub_ps(y, _mm_load_ps(n.hi[1]))));
+  const __m128 dz =
+      _mm_max_ps(zero, _mm_max_ps(_mm_sub_ps(_mm_load_ps(n.lo[2]), z), _mm_sub_ps(z, _mm_load_ps(n.hi[2]))));
   _mm_storeu_ps(d2, _mm_add_ps(_mm_add_ps(_mm_mul_ps(dx, dx), _mm_mul_ps(dy, dy)), _mm_mul_ps(dz, dz)));
 #else
   const float p[3] = {px, py, pz};

@@ -16,8 +16,12 @@ namespace taxel::geometry {
 /// Vertices 0, 1, 2 are a, b, c; edge k joins vertex k and vertex (k + 1) % 3.
 enum class TriangleFeature : uint8_t {
   kFace = 0,
-  kVertex0, kVertex1, kVertex2,
-  kEdge01, kEdge12, kEdge20,
+  kVertex0,
+  kVertex1,
+  kVertex2,
+  kEdge01,
+  kEdge12,
+  kEdge20,
 };
 
 inline bool IsVertex(TriangleFeature f) {
@@ -33,9 +37,11 @@ inline int FeatureLocalIndex(TriangleFeature f) {
 }
 
 /// Returns the point of triangle (a, b, c) closest to p and sets *feature. All in one frame.
-__attribute__((always_inline)) inline Eigen::Vector3d ClosestPointOnTriangle(const Eigen::Vector3d& p, const Eigen::Vector3d& a,
-                                              const Eigen::Vector3d& b, const Eigen::Vector3d& c,
-                                              TriangleFeature* feature) {
+__attribute__((always_inline)) inline Eigen::Vector3d ClosestPointOnTriangle(const Eigen::Vector3d& p,
+                                                                             const Eigen::Vector3d& a,
+                                                                             const Eigen::Vector3d& b,
+                                                                             const Eigen::Vector3d& c,
+                                                                             TriangleFeature* feature) {
   const Eigen::Vector3d ab = b - a, ac = c - a, ap = p - a;
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
   if (d1 <= 0 && d2 <= 0) {  // vertex region a

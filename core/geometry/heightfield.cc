@@ -12,8 +12,7 @@ absl::StatusOr<std::shared_ptr<const Heightfield>> Heightfield::Create(int rows,
                                                                        std::vector<double> heights,
                                                                        absl::string_view field) {
   if (rows < 2 || cols < 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": expected at least 2x2 samples, got ", rows, "x", cols));
+    return absl::InvalidArgumentError(absl::StrCat(field, ": expected at least 2x2 samples, got ", rows, "x", cols));
   }
   if (!(dx > 0) || !(dy > 0) || !std::isfinite(dx) || !std::isfinite(dy)) {
     return absl::InvalidArgumentError(
@@ -21,8 +20,7 @@ absl::StatusOr<std::shared_ptr<const Heightfield>> Heightfield::Create(int rows,
   }
   if (heights.size() != static_cast<size_t>(rows) * cols) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".heights: expected ", rows, "*", cols, "=",
-                                                   static_cast<int64_t>(rows) * cols, " values, got ",
-                                                   heights.size()));
+                                                   static_cast<int64_t>(rows) * cols, " values, got ", heights.size()));
   }
   for (size_t k = 0; k < heights.size(); ++k) {
     if (!std::isfinite(heights[k])) {
@@ -60,7 +58,7 @@ double Heightfield::HeightAt(double x, double y) const {
   const double fu = u - j, fv = v - i;
   const double h00 = height(i, j), h01 = height(i, j + 1), h10 = height(i + 1, j), h11 = height(i + 1, j + 1);
   if (fu >= fv) return h00 + fu * (h01 - h00) + fv * (h11 - h01);  // triangle (i,j),(i,j+1),(i+1,j+1)
-  return h00 + fv * (h10 - h00) + fu * (h11 - h10);                  // triangle (i,j),(i+1,j+1),(i+1,j)
+  return h00 + fv * (h10 - h00) + fu * (h11 - h10);                // triangle (i,j),(i+1,j+1),(i+1,j)
 }
 
 SignedDistanceResult Heightfield::Query(const Eigen::Vector3d& p, double max_distance) const {

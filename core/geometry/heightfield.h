@@ -4,11 +4,11 @@
 
 #include <limits>
 #include <memory>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/geometry/aabb.h"
 #include "core/geometry/signed_distance_result.h"
 
@@ -54,9 +54,7 @@ class Heightfield {
 
  private:
   Heightfield() = default;
-  Eigen::Vector3d Sample(int i, int j) const {
-    return {x0_ + j * dx_, y0_ + i * dy_, height(i, j)};
-  }
+  Eigen::Vector3d Sample(int i, int j) const { return {x0_ + j * dx_, y0_ + i * dy_, height(i, j)}; }
 
   int rows_ = 0, cols_ = 0;
   double dx_ = 0, dy_ = 0, x0_ = 0, y0_ = 0;

@@ -27,8 +27,7 @@ double SolidAngle(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eige
 
 }  // namespace
 
-std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
-    std::shared_ptr<const TriangleMesh> mesh) {
+std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(std::shared_ptr<const TriangleMesh> mesh) {
   std::shared_ptr<MeshSignedDistance> sdf(new MeshSignedDistance());
   sdf->mesh_ = std::move(mesh);
   const TriangleMesh& m = *sdf->mesh_;
@@ -60,8 +59,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(
   return sdf;
 }
 
-bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_distance,
-                                      ClosestPointResult* out) const {
+bool MeshSignedDistance::ClosestPoint(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out) const {
   return ClosestPointImpl<false>(p, max_distance, out, nullptr);
 }
 
@@ -125,8 +123,8 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   auto test_slot = [&](uint32_t s) {
     if constexpr (kCount) ++stats->triangles;
     TriangleFeature f;
-    const Eigen::Vector3d c = ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1],
-                                                     leaf_vertices_[3 * s + 2], &f);
+    const Eigen::Vector3d c =
+        ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1], leaf_vertices_[3 * s + 2], &f);
     const double d2 = (p - c).squaredNorm();
     if (d2 < best || (!found && d2 <= best)) {
       best = d2;
@@ -153,8 +151,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       float lb2[kClosestPointLeafSize];
       uint32_t live = 0;
       for (uint32_t g = 0; g < n; g += 4) {
-        live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g)
-                << g;
+        live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g) << g;
       }
       for (uint32_t m = live; m != 0; m &= m - 1) {
         const uint32_t slot = first + __builtin_ctz(m);
@@ -258,8 +255,7 @@ Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) c
   return mesh_->vertex_pseudo_normal(mesh_->triangle(c.triangle)[k]);
 }
 
-bool MeshSignedDistance::InsideByPseudoNormal(const Eigen::Vector3d& p,
-                                              const ClosestPointResult& c) const {
+bool MeshSignedDistance::InsideByPseudoNormal(const Eigen::Vector3d& p, const ClosestPointResult& c) const {
   return (p - c.point).dot(FeatureNormal(c)) < 0;
 }
 
@@ -351,8 +347,7 @@ void MeshSignedDistance::BuildWindingTree() {
       area = l.area + r.area;
       w.centroid = (l.area * l.centroid + r.area * r.centroid) / area;
       w.area = area;
-      w.radius = std::max((l.centroid - w.centroid).norm() + l.radius,
-                          (r.centroid - w.centroid).norm() + r.radius);
+      w.radius = std::max((l.centroid - w.centroid).norm() + l.radius, (r.centroid - w.centroid).norm() + r.radius);
     }
   }
 }
@@ -376,8 +371,9 @@ double MeshSignedDistance::WindingNumber(const Eigen::Vector3d& q) const {
     const BvhNode& n = nodes[i];
     if (n.is_leaf()) {
       for (uint32_t s = n.index; s < n.index + n.count; ++s) {
-        w += orientation * SolidAngle(leaf_vertices_[3 * s] - q, leaf_vertices_[3 * s + 1] - q,
-                                      leaf_vertices_[3 * s + 2] - q) / kFourPi;
+        w += orientation *
+             SolidAngle(leaf_vertices_[3 * s] - q, leaf_vertices_[3 * s + 1] - q, leaf_vertices_[3 * s + 2] - q) /
+             kFourPi;
       }
     } else {
       stack[sp++] = n.index + 1;
@@ -446,8 +442,7 @@ void MeshSignedDistance::BuildSignGrid() {
       queue.pop_back();
       const int i = static_cast<int>(cell % nx), j = static_cast<int>((cell / nx) % ny),
                 k = static_cast<int>(cell / (static_cast<size_t>(nx) * ny));
-      const int nbr[6][3] = {{i - 1, j, k}, {i + 1, j, k}, {i, j - 1, k},
-                             {i, j + 1, k}, {i, j, k - 1}, {i, j, k + 1}};
+      const int nbr[6][3] = {{i - 1, j, k}, {i + 1, j, k}, {i, j - 1, k}, {i, j + 1, k}, {i, j, k - 1}, {i, j, k + 1}};
       for (const auto& q : nbr) {
         if (q[0] < 0 || q[1] < 0 || q[2] < 0 || q[0] >= nx || q[1] >= ny || q[2] >= nz) continue;
         const size_t qi = index(q[0], q[1], q[2]);
@@ -461,10 +456,9 @@ void MeshSignedDistance::BuildSignGrid() {
 }
 
 size_t MeshSignedDistance::memory_bytes() const {
-  return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() + leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) +
-         leaf_triangle_.capacity() * sizeof(int32_t) +
-         leaf_slabs_.capacity() * sizeof(TriangleSlab) + winding_.capacity() * sizeof(WindingNode) +
-         grid_.capacity();
+  return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() +
+         leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) + leaf_triangle_.capacity() * sizeof(int32_t) +
+         leaf_slabs_.capacity() * sizeof(TriangleSlab) + winding_.capacity() * sizeof(WindingNode) + grid_.capacity();
 }
 
 }  // namespace taxel::geometry

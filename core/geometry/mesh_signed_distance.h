@@ -45,7 +45,7 @@ namespace taxel::geometry {
 struct ClosestPointResult {
   double squared_distance = std::numeric_limits<double>::infinity();
   Eigen::Vector3d point = Eigen::Vector3d::Zero();  ///< p_MC
-  int32_t triangle = -1;                             ///< original triangle index
+  int32_t triangle = -1;                            ///< original triangle index
   TriangleFeature feature = TriangleFeature::kFace;
 };
 
@@ -104,8 +104,8 @@ class MeshSignedDistance {
   int GridSide(const Eigen::Vector3d& p) const;
 
   std::shared_ptr<const TriangleMesh> mesh_;
-  Bvh bvh_;    // binary: build and the winding-number tree
-  Bvh4 bvh4_;  // 4-wide: closest-point queries
+  Bvh bvh_;                                     // binary: build and the winding-number tree
+  Bvh4 bvh4_;                                   // 4-wide: closest-point queries
   std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
   std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test

@@ -31,7 +31,7 @@ absl::StatusOr<MeshStore::AddResult> MeshStore::Add(std::vector<Eigen::Vector3d>
 }
 
 absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const std::string& id,
-                                                                       const Eigen::Vector3d& scale) const {
+                                                                         const Eigen::Vector3d& scale) const {
   std::shared_ptr<const MeshSignedDistance> base;
   {
     std::lock_guard<std::mutex> lock(mu_);

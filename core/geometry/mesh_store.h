@@ -75,8 +75,7 @@ class MeshStore final : public MeshLookup {
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const MeshSignedDistance>> meshes_;
-  mutable std::map<std::tuple<std::string, double, double, double>, std::weak_ptr<const MeshSignedDistance>>
-      scaled_;
+  mutable std::map<std::tuple<std::string, double, double, double>, std::weak_ptr<const MeshSignedDistance>> scaled_;
 };
 
 }  // namespace taxel::geometry

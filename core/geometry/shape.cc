@@ -100,12 +100,10 @@ void Shape::ComputeBounds() {
     case ShapeKind::kSphere:
       bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), Eigen::Vector3d::Constant(radius_));
       break;
-    case ShapeKind::kBox:
-      bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), half_extents_);
-      break;
+    case ShapeKind::kBox: bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), half_extents_); break;
     case ShapeKind::kCapsule:
-      bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(),
-                                     Eigen::Vector3d(radius_, radius_, radius_ + half_length_));
+      bounds_ =
+          Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), Eigen::Vector3d(radius_, radius_, radius_ + half_length_));
       break;
     case ShapeKind::kCylinder:
       bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), Eigen::Vector3d(radius_, radius_, half_length_));
@@ -114,12 +112,8 @@ void Shape::ComputeBounds() {
       bounds_ = Aabb::Infinite();
       bounds_.hi.z() = 0;
       break;
-    case ShapeKind::kHeightfield:
-      bounds_ = heightfield_->bounds();
-      break;
-    case ShapeKind::kMesh:
-      bounds_ = mesh_->mesh().bounds();
-      break;
+    case ShapeKind::kHeightfield: bounds_ = heightfield_->bounds(); break;
+    case ShapeKind::kMesh: bounds_ = mesh_->mesh().bounds(); break;
   }
 }
 

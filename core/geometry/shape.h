@@ -4,10 +4,10 @@
 
 #include <limits>
 #include <memory>
-#include "absl/strings/string_view.h"
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/geometry/aabb.h"
 #include "core/geometry/heightfield.h"
 #include "core/geometry/mesh_signed_distance.h"
@@ -17,9 +17,9 @@ namespace taxel::geometry {
 
 enum class ShapeKind { kSphere, kBox, kCapsule, kCylinder, kHalfSpace, kHeightfield, kMesh };
 /// Every ShapeKind, in order.
-inline constexpr ShapeKind kShapeKinds[] = {ShapeKind::kSphere,    ShapeKind::kBox,         ShapeKind::kCapsule,
-                                           ShapeKind::kCylinder,  ShapeKind::kHalfSpace,   ShapeKind::kHeightfield,
-                                           ShapeKind::kMesh};
+inline constexpr ShapeKind kShapeKinds[] = {ShapeKind::kSphere,   ShapeKind::kBox,       ShapeKind::kCapsule,
+                                            ShapeKind::kCylinder, ShapeKind::kHalfSpace, ShapeKind::kHeightfield,
+                                            ShapeKind::kMesh};
 
 absl::string_view ShapeKindName(ShapeKind kind);
 

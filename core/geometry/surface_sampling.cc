@@ -50,9 +50,7 @@ std::vector<Eigen::Vector3d> RandomSurfacePoints(const Shape& s, int n, uint64_t
     const double u0 = UniformFromBits(b[0]), u1 = UniformFromBits(b[1]), u2 = UniformFromBits(b[2]),
                  u3 = UniformFromBits(b[3]);
     switch (s.kind()) {
-      case ShapeKind::kSphere:
-        out.push_back(s.radius() * UnitVector(u0, u1));
-        break;
+      case ShapeKind::kSphere: out.push_back(s.radius() * UnitVector(u0, u1)); break;
       case ShapeKind::kBox: {
         const Eigen::Vector3d h = s.half_extents();
         const double areas[3] = {h.y() * h.z(), h.z() * h.x(), h.x() * h.y()};  // per face pair
@@ -93,8 +91,7 @@ std::vector<Eigen::Vector3d> RandomSurfacePoints(const Shape& s, int n, uint64_t
                       c * (m.vertex(tri[2]) - m.vertex(tri[0])));
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
   return out;

@@ -30,8 +30,9 @@ std::string TriangleMesh::ContentId(const std::vector<Eigen::Vector3d>& vertices
   return h.FinishHex();
 }
 
-absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(
-    std::vector<Eigen::Vector3d> vertices, std::vector<Triangle> triangles, absl::string_view field) {
+absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(std::vector<Eigen::Vector3d> vertices,
+                                                                         std::vector<Triangle> triangles,
+                                                                         absl::string_view field) {
   if (vertices.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".vertices: expected at least 3 vertices, got 0"));
   }
@@ -40,8 +41,7 @@ absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(
   }
   for (size_t i = 0; i < vertices.size(); ++i) {
     if (!vertices[i].allFinite()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".vertices[", i,
-                                                     "]: expected finite coordinates"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".vertices[", i, "]: expected finite coordinates"));
     }
   }
   const int64_t nv = static_cast<int64_t>(vertices.size());
@@ -49,21 +49,20 @@ absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(
     const Triangle& tri = triangles[t];
     for (int k = 0; k < 3; ++k) {
       if (tri[k] < 0 || tri[k] >= nv) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ".triangles[", t, "]: vertex index ",
-                                                       tri[k], " out of range [0, ", nv, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ".triangles[", t, "]: vertex index ", tri[k], " out of range [0, ", nv, ")"));
       }
     }
     if (tri[0] == tri[1] || tri[1] == tri[2] || tri[2] == tri[0]) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".triangles[", t,
-                                                     "]: degenerate triangle (repeated vertex index)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".triangles[", t, "]: degenerate triangle (repeated vertex index)"));
     }
     const Eigen::Vector3d& a = vertices[tri[0]];
     const Eigen::Vector3d& b = vertices[tri[1]];
     const Eigen::Vector3d& c = vertices[tri[2]];
     const double longest2 = std::max({(b - a).squaredNorm(), (c - b).squaredNorm(), (a - c).squaredNorm()});
     if (!((b - a).cross(c - a).norm() > 1e-12 * longest2)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".triangles[", t, "]: degenerate triangle (zero area)"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".triangles[", t, "]: degenerate triangle (zero area)"));
     }
   }
   std::shared_ptr<TriangleMesh> mesh(new TriangleMesh());
@@ -112,9 +111,8 @@ void TriangleMesh::ComputeTopologyAndNormals() {
       half_edges.push_back({key, t, static_cast<int8_t>(k), u < v});
     }
   }
-  std::sort(half_edges.begin(), half_edges.end(), [](const HalfEdge& x, const HalfEdge& y) {
-    return x.key != y.key ? x.key < y.key : x.tri < y.tri;
-  });
+  std::sort(half_edges.begin(), half_edges.end(),
+            [](const HalfEdge& x, const HalfEdge& y) { return x.key != y.key ? x.key < y.key : x.tri < y.tri; });
   bool watertight = true;
   std::vector<int32_t> partner(3 * static_cast<size_t>(nt), -1);  // other triangle on each edge
   for (size_t i = 0; i < half_edges.size();) {
@@ -169,10 +167,8 @@ void TriangleMesh::ComputeTopologyAndNormals() {
 }
 
 size_t TriangleMesh::memory_bytes() const {
-  return sizeof(*this) + vertices_.capacity() * sizeof(Eigen::Vector3d) +
-         triangles_.capacity() * sizeof(Triangle) +
-         (face_normals_.capacity() + vertex_normals_.capacity() + edge_normals_.capacity()) *
-             sizeof(Eigen::Vector3d) +
+  return sizeof(*this) + vertices_.capacity() * sizeof(Eigen::Vector3d) + triangles_.capacity() * sizeof(Triangle) +
+         (face_normals_.capacity() + vertex_normals_.capacity() + edge_normals_.capacity()) * sizeof(Eigen::Vector3d) +
          face_areas_.capacity() * sizeof(double);
 }
 

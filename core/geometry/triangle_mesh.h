@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/geometry/aabb.h"
 
 namespace taxel::geometry {
@@ -36,13 +36,12 @@ using Triangle = std::array<int32_t, 3>;
 /// count (uint64 LE) and the indices as int32 LE. Equal inputs give equal ids on every platform.
 class TriangleMesh {
  public:
-  static absl::StatusOr<std::shared_ptr<const TriangleMesh>> Create(
-      std::vector<Eigen::Vector3d> vertices, std::vector<Triangle> triangles,
-      absl::string_view field = "mesh");
+  static absl::StatusOr<std::shared_ptr<const TriangleMesh>> Create(std::vector<Eigen::Vector3d> vertices,
+                                                                    std::vector<Triangle> triangles,
+                                                                    absl::string_view field = "mesh");
 
   /// Content id of raw data, without validation (used to short-circuit re-uploads).
-  static std::string ContentId(const std::vector<Eigen::Vector3d>& vertices,
-                               const std::vector<Triangle>& triangles);
+  static std::string ContentId(const std::vector<Eigen::Vector3d>& vertices, const std::vector<Triangle>& triangles);
 
   const std::string& id() const { return id_; }
   int num_vertices() const { return static_cast<int>(vertices_.size()); }

@@ -54,8 +54,7 @@ inline constexpr double kTriangleSlabMaxCoordinate = 1e15;
 
 /// The planes of triangle (a, b, c) (any frame; metres). Triangles with
 /// |(b − a) × (c − a)| < 1e-6·(longest edge)² get all-zero planes (bound 0: never pruned).
-inline TriangleSlab MakeTriangleSlab(const Eigen::Vector3d& a, const Eigen::Vector3d& b,
-                                     const Eigen::Vector3d& c) {
+inline TriangleSlab MakeTriangleSlab(const Eigen::Vector3d& a, const Eigen::Vector3d& b, const Eigen::Vector3d& c) {
   TriangleSlab s{};
   const Eigen::Vector3d v[3] = {a, b, c};
   const Eigen::Vector3d cross = (b - a).cross(c - a);

@@ -36,8 +36,8 @@ absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selector
     if (!matched) unknown.push_back(absl::StrCat("'", sel, "'"));
   }
   if (!unknown.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": unknown names or globs matching nothing: ",
-                                                   absl::StrJoin(unknown, ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": unknown names or globs matching nothing: ", absl::StrJoin(unknown, ", ")));
   }
   std::vector<int> out;
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -76,7 +76,8 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
     robot_names.push_back(short_count[link.short_name] == 1 ? link.short_name : link.name);
     robot_aliases.push_back({robot_names.back(), link.name});
   }
-  TAXEL_ASSIGN_OR_RETURN(std::vector<int> rows, Select(spec.bodies, robot_aliases, true, absl::StrCat(field, ".bodies")));
+  TAXEL_ASSIGN_OR_RETURN(std::vector<int> rows,
+                         Select(spec.bodies, robot_aliases, true, absl::StrCat(field, ".bodies")));
 
   // Partner columns in canonical order.
   struct Column {
@@ -118,9 +119,9 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   // Everything is reserved before anything large is allocated.
   const double matrix_bytes = static_cast<double>(m.num_envs()) * static_cast<double>(row_names.size()) *
                               static_cast<double>(col_names.size()) * 3 * sizeof(float) * (spec.friction ? 2 : 1);
-  TAXEL_RETURN_IF_ERROR(budget.Reserve(matrix_bytes, absl::StrCat(field, ".bodies"),
-                                       absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ",
-                                                    col_names.size(), " contact matrix")));
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(
+      matrix_bytes, absl::StrCat(field, ".bodies"),
+      absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ", col_names.size(), " contact matrix")));
   if (spec.source == contact::ContactSource::kEstimated) {
     // Sampling costs time in proportion to its memory: a scene takes at most kMaxSamples samples
     // (a humanoid at the default 5 mm takes about 1e5), so that one request cannot hold a request
@@ -148,15 +149,16 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
       }
     }
   }
-  est->matrix_ = std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names),
-                                                          spec.friction);
+  est->matrix_ =
+      std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names), spec.friction);
   if (spec.source == contact::ContactSource::kEstimated) {
     est->samples_.resize(m.num_links());
     for (int l = 0; l < m.num_links(); ++l) {
       if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
       for (const auto& shapes : m.links()[l].assets) {
         std::vector<contact::SurfaceSamples> per_shape;
-        for (const ShapeInstance& si : shapes) per_shape.push_back(contact::SampleSurface(si.shape, spec.sample_spacing));
+        for (const ShapeInstance& si : shapes)
+          per_shape.push_back(contact::SampleSurface(si.shape, spec.sample_spacing));
         est->samples_[l].push_back(std::move(per_shape));
       }
     }
@@ -206,11 +208,13 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
         const auto& shapes_b = m.link(b).assets[asset_b];
         const auto& shapes_q = m.link(q).assets[asset_q];
         for (size_t i = 0; i < shapes_b.size(); ++i) {
-          contact::PlacedShape A{&shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &samples_[b.value()][asset_b][i],
-                                 kb.v_W, kb.w_W, kb.X_WL.p};
+          contact::PlacedShape A{
+              &shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &samples_[b.value()][asset_b][i], kb.v_W, kb.w_W,
+              kb.X_WL.p};
           for (size_t j = 0; j < shapes_q.size(); ++j) {
-            contact::PlacedShape B{&shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &samples_[q.value()][asset_q][j],
-                                   kq.v_W, kq.w_W, kq.X_WL.p};
+            contact::PlacedShape B{
+                &shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &samples_[q.value()][asset_q][j], kq.v_W, kq.w_W,
+                kq.X_WL.p};
             const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B);
             total.normal += f.normal;
             total.friction += f.friction;
@@ -253,8 +257,8 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
             absl::StrCat("contacts.force[", i, "][", a, "]: expected a finite number, got ", k.force[3 * i + a]));
       }
       if (!k.friction.empty() && !std::isfinite(k.friction[3 * i + a])) {
-        return absl::InvalidArgumentError(absl::StrCat("contacts.friction[", i, "][", a,
-                                                       "]: expected a finite number, got ", k.friction[3 * i + a]));
+        return absl::InvalidArgumentError(
+            absl::StrCat("contacts.friction[", i, "][", a, "]: expected a finite number, got ", k.friction[3 * i + a]));
       }
     }
   }

@@ -20,11 +20,11 @@ namespace taxel::scene {
 
 /// Contacts a simulator reports with a step (REPORTED source), structure of arrays of length K.
 struct ReportedContacts {
-  absl::Span<const int32_t> env;       ///< env of each contact
-  absl::Span<const int32_t> body;      ///< canonical link index of the body the force acts on
-  absl::Span<const int32_t> partner;   ///< canonical link index of the partner
-  absl::Span<const double> force;      ///< [K, 3] normal force on the body (N, world)
-  absl::Span<const double> friction;   ///< optional [K, 3] friction force on the body
+  absl::Span<const int32_t> env;      ///< env of each contact
+  absl::Span<const int32_t> body;     ///< canonical link index of the body the force acts on
+  absl::Span<const int32_t> partner;  ///< canonical link index of the partner
+  absl::Span<const double> force;     ///< [K, 3] normal force on the body (N, world)
+  absl::Span<const double> friction;  ///< optional [K, 3] friction force on the body
   size_t size() const { return env.size(); }
 };
 
@@ -36,9 +36,9 @@ class ContactEstimation {
   /// offending names): unknown names, globs matching nothing, no robot links; law validation.
   /// RESOURCE_EXHAUSTED (naming `field`.sample_spacing or `field`.bodies) when the surface samples
   /// or the matrix do not fit `budget`, which is asked before each is allocated.
-  static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(
-      const contact::ContactMatrixSpec& spec, const SceneModel& model, absl::string_view field,
-      MemoryBudget& budget = MemoryBudget::Unlimited());
+  static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(const contact::ContactMatrixSpec& spec,
+                                                                   const SceneModel& model, absl::string_view field,
+                                                                   MemoryBudget& budget = MemoryBudget::Unlimited());
 
   const contact::ContactMatrixSpec& spec() const { return spec_; }
   contact::ContactMatrix& matrix() { return *matrix_; }

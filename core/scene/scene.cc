@@ -13,7 +13,6 @@
 namespace taxel::scene {
 namespace {
 
-
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -26,10 +25,10 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   std::unique_ptr<Scene> scene(new Scene());
   scene->model_ = std::move(model);
   const SceneModel& m = *scene->model_;
-  const double per_env = static_cast<double>(m.num_moving_links()) * sizeof(sensors::LinkKinematics) +
-                         sizeof(uint8_t) + sizeof(uint32_t) + 2 * sizeof(uint64_t);
-  TAXEL_RETURN_IF_ERROR(budget.Reserve(per_env * m.num_envs(), "num_envs",
-                                       absl::StrCat("the link state of ", m.num_envs(), " envs")));
+  const double per_env = static_cast<double>(m.num_moving_links()) * sizeof(sensors::LinkKinematics) + sizeof(uint8_t) +
+                         sizeof(uint32_t) + 2 * sizeof(uint64_t);
+  TAXEL_RETURN_IF_ERROR(
+      budget.Reserve(per_env * m.num_envs(), "num_envs", absl::StrCat("the link state of ", m.num_envs(), " envs")));
   scene->kinematics_.resize(static_cast<size_t>(m.num_envs()) * m.num_moving_links());
   scene->static_kinematics_.resize(m.num_links());
   for (int l = 0; l < m.num_links(); ++l) scene->static_kinematics_[l].X_WL = m.links()[l].X_WL;
@@ -51,7 +50,8 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
     TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]"), budget).status());
   }
   if (spec.contact_matrix.enabled()) {
-    TAXEL_ASSIGN_OR_RETURN(scene->contacts_, ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix", budget));
+    TAXEL_ASSIGN_OR_RETURN(scene->contacts_,
+                           ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix", budget));
   }
   scene->UpdateNeedsVelocity();
   return scene;
@@ -155,8 +155,7 @@ absl::StatusOr<std::vector<int32_t>> Scene::ResolveEnvIds(absl::Span<const int32
   for (size_t i = 0; i < env_ids.size(); ++i) {
     const int32_t e = env_ids[i];
     if (e < 0 || e >= num_envs) {
-      return absl::OutOfRangeError(
-          absl::StrCat(field, "[", i, "]: env id ", e, " out of range [0, ", num_envs, ")"));
+      return absl::OutOfRangeError(absl::StrCat(field, "[", i, "]: env id ", e, " out of range [0, ", num_envs, ")"));
     }
     if (seen[e]) {
       return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: env id ", e, " appears more than once"));
@@ -255,9 +254,9 @@ absl::Status Scene::ValidateStep(const StepInput& in, Executor& executor, Memory
     const double grow = pipe == nullptr ? 0 : pipe->RingGrowthBytes(in.dt);
     if (grow == 0) continue;
     const double slots = pipe->RingSlotsFor(in.dt);
-    const std::string what = absl::StrCat("the delay ring of sensor '", sensor->spec().name, "' (",
-                                          absl::StrFormat("%.0f", slots), " samples per probe for a delay of ",
-                                          pipe->spec().delay, " s at dt = ", in.dt, " s)");
+    const std::string what =
+        absl::StrCat("the delay ring of sensor '", sensor->spec().name, "' (", absl::StrFormat("%.0f", slots),
+                     " samples per probe for a delay of ", pipe->spec().delay, " s at dt = ", in.dt, " s)");
     if (slots > std::numeric_limits<int32_t>::max()) {
       return MemoryRefusal(grow, "dt", what, "a ring holds at most 2^31 - 1 samples; use a larger dt");
     }
@@ -383,8 +382,7 @@ void Scene::FinishMeasuredBranches(Executor& executor, absl::Span<const int32_t>
   });
 }
 
-void Scene::GatherCandidates(const sensors::Sensor& sensor, int env,
-                             std::vector<sensors::ProbeCandidate>* out) const {
+void Scene::GatherCandidates(const sensors::Sensor& sensor, int env, std::vector<sensors::ProbeCandidate>* out) const {
   out->clear();
   const SceneModel& m = *model_;
   // Probe spheres of the measured branch reach R + σ_R (radius noise): the broad phase must too.
@@ -456,7 +454,7 @@ void Scene::TrackedInEnv(const sensors::Sensor& sensor, int env, std::vector<sen
 }
 
 std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sensors::Sensor& sensor,
-                                                                       const std::vector<LinkIndex>& links) const {
+                                                                      const std::vector<LinkIndex>& links) const {
   const SceneModel& m = *model_;
   const sensors::SensorSpec& spec = sensor.spec();
   // The sample budget is split across the tracked links by the area of their default asset; every
@@ -474,8 +472,8 @@ std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sens
   std::vector<sensors::TrackedLink> tracked;
   for (size_t t = 0; t < links.size(); ++t) {
     const LinkModel& link = m.link(links[t]);
-    const int budget = total > 0 ? std::max(1, static_cast<int>(std::lround(spec.n_sample_points * areas[t] / total)))
-                                 : 0;
+    const int budget =
+        total > 0 ? std::max(1, static_cast<int>(std::lround(spec.n_sample_points * areas[t] / total))) : 0;
     sensors::TrackedLink tl;
     tl.link = links[t];
     for (const auto& shapes : link.assets) {

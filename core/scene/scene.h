@@ -46,9 +46,9 @@ struct StepInput {
 
 /// What a step cost and did.
 struct StepStats {
-  int64_t step = 0;               ///< scene step number after this step (1 for the first)
-  double validate_seconds = 0;    ///< decoding and validating the input
-  double evaluate_seconds = 0;    ///< state update, broad phase and sensor kernels
+  int64_t step = 0;             ///< scene step number after this step (1 for the first)
+  double validate_seconds = 0;  ///< decoding and validating the input
+  double evaluate_seconds = 0;  ///< state update, broad phase and sensor kernels
   /// Active probes evaluated, per sensors::SensorKind (indexed by its value).
   std::array<int64_t, sensors::kNumSensorKinds> probe_evaluations{};
 };
@@ -97,7 +97,7 @@ class Scene {
   /// Validates a list of env ids against num_envs (OUT_OF_RANGE / INVALID_ARGUMENT for repeats)
   /// and returns it, or 0..num_envs−1 when empty.
   absl::StatusOr<std::vector<int32_t>> ResolveEnvIds(absl::Span<const int32_t> env_ids,
-                                                      absl::string_view field = "env_ids") const;
+                                                     absl::string_view field = "env_ids") const;
 
   /// The contact matrix, or nullptr when the scene has none.
   const ContactEstimation* contact_matrix() const { return contacts_.get(); }
@@ -105,7 +105,8 @@ class Scene {
   /// Kinematics of link l in env e as of the last step (identity/zero before the first).
   const sensors::LinkKinematics& kinematics(int env, LinkIndex l) const {
     const int m = model_->link(l).moving_index;
-    return m < 0 ? static_kinematics_[l.value()] : kinematics_[static_cast<size_t>(env) * model_->num_moving_links() + m];
+    return m < 0 ? static_kinematics_[l.value()]
+                 : kinematics_[static_cast<size_t>(env) * model_->num_moving_links() + m];
   }
   int64_t step_count() const { return step_count_; }
   uint32_t reset_count(int env) const { return reset_count_[env]; }

@@ -38,12 +38,10 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Cylinder(spec.radius, spec.half_length, field + ".cylinder"));
       break;
     }
-    case ShapeKind::kHalfSpace:
-      break;
+    case ShapeKind::kHalfSpace: break;
     case ShapeKind::kHeightfield: {
-      TAXEL_ASSIGN_OR_RETURN(auto hf, geometry::Heightfield::Create(spec.hf_rows, spec.hf_cols, spec.hf_dx,
-                                                                    spec.hf_dy, spec.hf_heights,
-                                                                    field + ".heightfield"));
+      TAXEL_ASSIGN_OR_RETURN(auto hf, geometry::Heightfield::Create(spec.hf_rows, spec.hf_cols, spec.hf_dx, spec.hf_dy,
+                                                                    spec.hf_heights, field + ".heightfield"));
       instance.shape = Shape::FromHeightfield(std::move(hf));
       break;
     }
@@ -72,8 +70,8 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
 }
 
 absl::StatusOr<std::vector<ShapeInstance>> BuildShapes(const std::vector<ShapeSpec>& specs,
-                                                       const geometry::MeshLookup& meshes,
-                                                       const std::string& field, MemoryBudget& budget) {
+                                                       const geometry::MeshLookup& meshes, const std::string& field,
+                                                       MemoryBudget& budget) {
   std::vector<ShapeInstance> shapes;
   shapes.reserve(specs.size());
   for (size_t s = 0; s < specs.size(); ++s) {
@@ -103,8 +101,8 @@ absl::string_view EntityKindName(EntityKind kind) {
 }
 
 absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneSpec& spec,
-                                                                   const geometry::MeshLookup& meshes,
-                                                                   MemoryBudget& budget) {
+                                                                    const geometry::MeshLookup& meshes,
+                                                                    MemoryBudget& budget) {
   if (spec.num_envs < 1) {
     return InvalidArgument("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
   }
@@ -137,15 +135,15 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
       em.env_assets.assign(spec.num_envs, 0);
     } else {
       if (static_cast<int>(es.env_assets.size()) != spec.num_envs) {
-        return InvalidArgument(efield + ".env_assets", absl::StrCat("expected ", spec.num_envs,
-                                                                    " values (one per env), got ",
-                                                                    es.env_assets.size()));
+        return InvalidArgument(
+            efield + ".env_assets",
+            absl::StrCat("expected ", spec.num_envs, " values (one per env), got ", es.env_assets.size()));
       }
       for (size_t e = 0; e < es.env_assets.size(); ++e) {
         if (es.env_assets[e] < -1 || es.env_assets[e] >= num_assets) {
-          return InvalidArgument(absl::StrCat(efield, ".env_assets[", e, "]"),
-                                 absl::StrCat("expected -1 (empty) or an asset index in [0, ", num_assets,
-                                              "), got ", es.env_assets[e]));
+          return InvalidArgument(
+              absl::StrCat(efield, ".env_assets[", e, "]"),
+              absl::StrCat("expected -1 (empty) or an asset index in [0, ", num_assets, "), got ", es.env_assets[e]));
         }
       }
       em.env_assets = es.env_assets;

@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "core/common/ids.h"
+#include "core/common/memory_budget.h"
 #include "core/common/pose.h"
 #include "core/geometry/aabb.h"
-#include "core/common/memory_budget.h"
 #include "core/geometry/mesh_store.h"
 #include "core/geometry/shape.h"
 #include "core/scene/scene_spec.h"
@@ -58,8 +58,9 @@ class SceneModel {
   /// Errors: INVALID_ARGUMENT with the field path (e.g. "entities[1].links[0].shapes[2].radius"),
   /// NOT_FOUND for a mesh id that was never uploaded, RESOURCE_EXHAUSTED when a scaled mesh copy
   /// does not fit `budget` (reserved before it is built).
-  static absl::StatusOr<std::shared_ptr<const SceneModel>> Build(
-      const SceneSpec& spec, const geometry::MeshLookup& meshes, MemoryBudget& budget = MemoryBudget::Unlimited());
+  static absl::StatusOr<std::shared_ptr<const SceneModel>> Build(const SceneSpec& spec,
+                                                                 const geometry::MeshLookup& meshes,
+                                                                 MemoryBudget& budget = MemoryBudget::Unlimited());
 
   int num_envs() const { return num_envs_; }
   uint64_t seed() const { return seed_; }
@@ -83,9 +84,7 @@ class SceneModel {
     return asset < 0 ? empty_ : links_[l.value()].assets[asset];
   }
   /// Asset index of link l's entity in env e (−1 empty slot).
-  int AssetIn(LinkIndex l, int env) const {
-    return entities_[links_[l.value()].entity.value()].env_assets[env];
-  }
+  int AssetIn(LinkIndex l, int env) const { return entities_[links_[l.value()].entity.value()].env_assets[env]; }
   /// Bytes held by shapes and tables (meshes are shared and counted by the MeshStore).
   size_t memory_bytes() const;
 

@@ -30,8 +30,8 @@ inline bool IsMoving(EntityKind kind) {
 struct ShapeSpec {
   geometry::ShapeKind kind = geometry::ShapeKind::kSphere;
   RigidTransform X_LS;
-  double radius = 0;       ///< sphere, capsule, cylinder (m)
-  double half_length = 0;  ///< capsule, cylinder: half length of the axis segment (m)
+  double radius = 0;                                       ///< sphere, capsule, cylinder (m)
+  double half_length = 0;                                  ///< capsule, cylinder: half length of the axis segment (m)
   Eigen::Vector3d half_extents = Eigen::Vector3d::Zero();  ///< box (m)
   // Heightfield (see geometry::Heightfield): rows × cols samples, spacing dx, dy (m).
   int hf_rows = 0, hf_cols = 0;

@@ -124,7 +124,8 @@ TrackedGeometry::LayerKernel::LayerKernel(int rows, int cols, const Eigen::Vecto
     for (int b = 0; b < pcols; ++b) {
       if (pcols > 1 && 2 * b == pcols) continue;
       const int sb = b <= pcols / 2 ? b : b - pcols;
-      const Eigen::Vector3d k = two_pi * (static_cast<double>(sa) / prows * f_r + static_cast<double>(sb) / pcols * f_c);
+      const Eigen::Vector3d k =
+          two_pi * (static_cast<double>(sa) / prows * f_r + static_cast<double>(sb) / pcols * f_c);
       const double kn = k.norm();
       if (kn == 0) continue;
       const double s = BondedLayerTransfer(kn * h) / kn;
@@ -186,10 +187,12 @@ bool TrackedGeometry::PrepareDilation(const ProbeLayout& layout, const Elastomer
     // The lattice steps projected onto the gel's plane (the kernel is in-plane); a lattice that
     // collapses there (steps along the normal) keeps the 1/(r² + ε²) kernel.
     const Eigen::Vector3d n = grid->normal;
-    const Eigen::Vector3d cs = grid->col_step - grid->col_step.dot(n) * n, rs = grid->row_step - grid->row_step.dot(n) * n;
+    const Eigen::Vector3d cs = grid->col_step - grid->col_step.dot(n) * n,
+                          rs = grid->row_step - grid->row_step.dot(n) * n;
     const double area = cs.cross(rs).norm(), c2 = cs.squaredNorm(), r2 = rs.squaredNorm();
-    const bool spans = grid->rows > 1 && grid->cols > 1 ? area > 1e-9 * std::sqrt(c2 * r2)
-                                                         : (grid->cols > 1 ? c2 > 0 : r2 > 0) || grid->rows * grid->cols == 1;
+    const bool spans = grid->rows > 1 && grid->cols > 1
+                           ? area > 1e-9 * std::sqrt(c2 * r2)
+                           : (grid->cols > 1 ? c2 > 0 : r2 > 0) || grid->rows * grid->cols == 1;
     if (spans) layer_ = std::make_unique<LayerKernel>(grid->rows, grid->cols, cs, rs, p.elastomer_thickness);
   }
   if (!p.use_fft) return false;
@@ -260,8 +263,8 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
         u[3 * k] = u[3 * k + 1] = u[3 * k + 2] = 0;
         continue;
       }
-      const Eigen::Vector3d v = p.dilate_scale * (Eigen::Vector3d(w1[idx].real(), w1[idx].imag(), w2[idx].real()) +
-                                                  n0 * w2[idx].imag());
+      const Eigen::Vector3d v =
+          p.dilate_scale * (Eigen::Vector3d(w1[idx].real(), w1[idx].imag(), w2[idx].real()) + n0 * w2[idx].imag());
       u[3 * k] = v.x(), u[3 * k + 1] = v.y(), u[3 * k + 2] = v.z();
     }
   }

@@ -60,7 +60,8 @@ void Fft2d::Transform1d(const Plan1d& plan, std::complex<double>* x, int stride,
 void Fft2d::Rows(std::complex<double>* data, int n_rows, bool inverse) const {
   thread_local std::vector<std::complex<double>> scratch;
   scratch.resize(cols_);
-  for (int r = 0; r < n_rows; ++r) Transform1d(row_plan_, data + static_cast<size_t>(r) * cols_, 1, inverse, scratch.data());
+  for (int r = 0; r < n_rows; ++r)
+    Transform1d(row_plan_, data + static_cast<size_t>(r) * cols_, 1, inverse, scratch.data());
 }
 
 void Fft2d::Columns(std::complex<double>* data, bool inverse) const {

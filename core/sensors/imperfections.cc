@@ -50,7 +50,8 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     kc_ = spec_.crosstalk_kernel_cols;
     const size_t ks = static_cast<size_t>(kr_) * kc_;
     auto layer = [&](int l) {
-      return std::vector<double>(spec_.crosstalk_kernel.begin() + l * ks, spec_.crosstalk_kernel.begin() + (l + 1) * ks);
+      return std::vector<double>(spec_.crosstalk_kernel.begin() + l * ks,
+                                 spec_.crosstalk_kernel.begin() + (l + 1) * ks);
     };
     const int L = spec_.crosstalk_kernel_layers;
     kernel_normal_ = layer(0);
@@ -65,15 +66,17 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     const int hc = std::min(layout.cols() - 1, static_cast<int>(std::ceil(3 * spec_.crosstalk_sigma / col_spacing)));
     kr_ = 2 * hr + 1;
     kc_ = 2 * hc + 1;
-    kernel_normal_ = BlendWithIdentity(*GaussianCrosstalkKernel(kr_, kc_, spec_.crosstalk_sigma, row_spacing, col_spacing),
-                                       kr_, kc_, spec_.crosstalk_strength);
+    kernel_normal_ =
+        BlendWithIdentity(*GaussianCrosstalkKernel(kr_, kc_, spec_.crosstalk_sigma, row_spacing, col_spacing), kr_, kc_,
+                          spec_.crosstalk_strength);
     kernel_shear_ = kernel_torque_ = kernel_normal_;
     // The L1-normalised 2D Gaussian is the product of the L1-normalised 1D ones.
     // Summed in double, kept in float for the blur.
     auto gaussian_1d = [&](int half, double spacing) {
       std::vector<double> g(2 * half + 1);
       double sum = 0;
-      for (int a = -half; a <= half; ++a) sum += g[a + half] = std::exp(-0.5 * std::pow(a * spacing / spec_.crosstalk_sigma, 2));
+      for (int a = -half; a <= half; ++a)
+        sum += g[a + half] = std::exp(-0.5 * std::pow(a * spacing / spec_.crosstalk_sigma, 2));
       std::vector<float> out(g.size());
       for (size_t i = 0; i < g.size(); ++i) out[i] = static_cast<float>(g[i] / sum);
       return out;
@@ -209,11 +212,12 @@ double MeasuredPipeline::RingGrowthBytes(double dt) const {
 size_t MeasuredPipeline::memory_bytes() const {
   size_t total = sizeof(*this) + ring_data_.capacity() * sizeof(float) + written_.capacity() * sizeof(uint64_t) +
                  gains_.capacity() * sizeof(double) + dead_.capacity() + hyst_zero_.capacity() + active_.capacity();
-  for (const auto* v : {&dead_values_, &hyst_xi_, &hyst_prev_, &walk_, &held_, &g_rows_, &g_cols_, &inv_source_weight_}) {
+  for (const auto* v :
+       {&dead_values_, &hyst_xi_, &hyst_prev_, &walk_, &held_, &g_rows_, &g_cols_, &inv_source_weight_}) {
     total += v->capacity() * sizeof(float);
   }
-  for (const auto* v : {&kernel_normal_, &kernel_shear_, &kernel_torque_, &source_weight_normal_,
-                        &source_weight_shear_, &source_weight_torque_}) {
+  for (const auto* v : {&kernel_normal_, &kernel_shear_, &kernel_torque_, &source_weight_normal_, &source_weight_shear_,
+                        &source_weight_torque_}) {
     total += v->capacity() * sizeof(double);
   }
   return total;
@@ -308,10 +312,9 @@ struct ValueStageParams {
 // in hyst_zero), random walk (state walk, increments σ·z_walk), white noise, bias, quantisation.
 // Float arithmetic, element-wise loops in a fixed order: both clones give the same bits.
 __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
-                                                                    float* x, size_t len,
-                                                                    float* xi, float* prev, uint8_t* hyst_zero,
-                                                                    float* walk, const float* z_walk,
-                                                                    const float* z_noise) {
+                                                                   float* x, size_t len, float* xi, float* prev,
+                                                                   uint8_t* hyst_zero, float* walk, const float* z_walk,
+                                                                   const float* z_noise) {
   // Locals: x may alias the parameter block as far as the compiler knows.
   const float decay = p.decay, strength = p.strength, walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma;
   const float bias = p.bias_value, resolution = p.resolution, inv_resolution = p.inv_resolution;

@@ -112,8 +112,8 @@ class MeasuredPipeline {
   // The value stages (hysteresis … quantisation, dead taxels, fillers) on sample xs[n·C] of env e.
   void ApplyStages(int env, uint64_t step, double dt, float* xs);
   void Crosstalk(const float* x, float* y) const;
-  void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y,
-                      int y_stride, int y_offset) const;
+  void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y, int y_stride,
+                      int y_offset) const;
   // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes in
   // float. All channels of x (n·C, channel-interleaved) into y.
   void SeparableCorrelate(const float* x, float* y) const;
@@ -135,14 +135,14 @@ class MeasuredPipeline {
   bool separable_ = false;
   std::vector<float> g_rows_, g_cols_;
   std::vector<float> inv_source_weight_;  // 1 / source weight (renormalize), for the blur
-  std::vector<uint8_t> active_;  // radius > 0
+  std::vector<uint8_t> active_;           // radius > 0
 
   // Per-env state.
-  std::vector<double> gains_;       // [E·n]
-  std::vector<uint8_t> dead_;       // [E·n]
-  std::vector<float> dead_values_;  // [E·n·C]
+  std::vector<double> gains_;                      // [E·n]
+  std::vector<uint8_t> dead_;                      // [E·n]
+  std::vector<float> dead_values_;                 // [E·n·C]
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
-  std::vector<float> held_;         // [E·n·C] last sample while there is no ring (update period > 1 only)
+  std::vector<float> held_;  // [E·n·C] last sample while there is no ring (update period > 1 only)
   // Per block of kHystBlock values: 1 when its hysteresis state (ξ and x_prev) is all +0.
   static constexpr size_t kChunk = 512, kHystBlock = 64;
   size_t hyst_blocks_ = 0;

@@ -59,7 +59,9 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
   const int rows = layout_->rows(), cols = layout_->cols();
   const std::vector<double>* w = nullptr;
   if (spec_.crosstalk_border == CrosstalkBorder::kRenormalize) {
-    w = &K == &kernel_normal_ ? &source_weight_normal_ : &K == &kernel_shear_ ? &source_weight_shear_ : &source_weight_torque_;
+    w = &K == &kernel_normal_  ? &source_weight_normal_
+        : &K == &kernel_shear_ ? &source_weight_shear_
+                               : &source_weight_torque_;
   }
   const int pr = kr_ / 2, pc = kc_ / 2, pcols = cols + 2 * pc;
   thread_local std::vector<double> pad;
@@ -116,9 +118,9 @@ inline __attribute__((always_inline)) void WeightedSum(const float* const* src, 
 // Element-wise loops only (each output sums its taps in a fixed order), so every clone gives the
 // same bits.
 __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float* x, const float* inv_w,
-                                                                      const uint8_t* active, int rows, int cols, int C,
-                                                                      const float* g_rows, int hr, const float* g_cols,
-                                                                      int hc, float strength, float* y) {
+                                                                     const uint8_t* active, int rows, int cols, int C,
+                                                                     const float* g_rows, int hr, const float* g_cols,
+                                                                     int hc, float strength, float* y) {
   const size_t row_len = static_cast<size_t>(cols) * C, pad = static_cast<size_t>(hc) * C;
   thread_local std::vector<const float*> taps;
   thread_local std::vector<float> weights;

@@ -14,7 +14,8 @@ absl::Status Invalid(absl::string_view field, absl::string_view name, absl::stri
 }
 
 absl::Status NonNegative(absl::string_view field, absl::string_view name, double v) {
-  if (!(v >= 0) || !std::isfinite(v)) return Invalid(field, name, absl::StrCat("expected a finite value >= 0, got ", v));
+  if (!(v >= 0) || !std::isfinite(v))
+    return Invalid(field, name, absl::StrCat("expected a finite value >= 0, got ", v));
   return absl::OkStatus();
 }
 
@@ -32,15 +33,18 @@ absl::Status ValidateImperfections(const ImperfectionSpec& s, const ProbeLayout&
   const std::string f = absl::StrCat(f_in, ".imperfections");
   TAXEL_RETURN_IF_ERROR(NonNegative(f, "probe_radius_noise", s.probe_radius_noise));
   if (s.probe_gain.size() != 1 && static_cast<int>(s.probe_gain.size()) != layout.size()) {
-    return Invalid(f, "probe_gain", absl::StrCat("expected 1 or ", layout.size(), " values, got ", s.probe_gain.size()));
+    return Invalid(f, "probe_gain",
+                   absl::StrCat("expected 1 or ", layout.size(), " values, got ", s.probe_gain.size()));
   }
   for (size_t k = 0; k < s.probe_gain.size(); ++k) {
-    if (!std::isfinite(s.probe_gain[k])) return Invalid(f, absl::StrCat("probe_gain[", k, "]"), "expected a finite value");
+    if (!std::isfinite(s.probe_gain[k]))
+      return Invalid(f, absl::StrCat("probe_gain[", k, "]"), "expected a finite value");
   }
   if (s.probe_gain_resample_range) {
     const auto [lo, hi] = *s.probe_gain_resample_range;
     if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi) {
-      return Invalid(f, "probe_gain_resample_range", absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", lo, ", ", hi, "]"));
+      return Invalid(f, "probe_gain_resample_range",
+                     absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", lo, ", ", hi, "]"));
     }
   }
   TAXEL_RETURN_IF_ERROR(NonNegative(f, "crosstalk_strength", s.crosstalk_strength));
@@ -54,8 +58,9 @@ absl::Status ValidateImperfections(const ImperfectionSpec& s, const ProbeLayout&
   if (!s.crosstalk_kernel.empty()) {
     const int L = s.crosstalk_kernel_layers, r = s.crosstalk_kernel_rows, c = s.crosstalk_kernel_cols;
     if (L < 1 || L > 3 || r < 1 || c < 1 || r % 2 == 0 || c % 2 == 0) {
-      return Invalid(f, "crosstalk_kernel", absl::StrCat("expected an odd-sized kernel of shape (N, M), (2, N, M) or (3, N, M), got (",
-                                                       L, ", ", r, ", ", c, ")"));
+      return Invalid(f, "crosstalk_kernel",
+                     absl::StrCat("expected an odd-sized kernel of shape (N, M), (2, N, M) or (3, N, M), got (", L,
+                                  ", ", r, ", ", c, ")"));
     }
     if (s.crosstalk_kernel.size() != static_cast<size_t>(L) * r * c) {
       return Invalid(f, "crosstalk_kernel", "value count does not match its shape");
@@ -77,11 +82,13 @@ absl::Status ValidateImperfections(const ImperfectionSpec& s, const ProbeLayout&
   if (!std::isfinite(s.bias)) return Invalid(f, "bias", "expected a finite value");
   TAXEL_RETURN_IF_ERROR(NonNegative(f, "resolution", s.resolution));
   if (!(s.dead_taxel_probability >= 0 && s.dead_taxel_probability <= 1)) {
-    return Invalid(f, "dead_taxel_probability", absl::StrCat("expected a value in [0, 1], got ", s.dead_taxel_probability));
+    return Invalid(f, "dead_taxel_probability",
+                   absl::StrCat("expected a value in [0, 1], got ", s.dead_taxel_probability));
   }
   const auto [dlo, dhi] = s.dead_taxel_value_range;
   if (!std::isfinite(dlo) || !std::isfinite(dhi) || dlo > dhi) {
-    return Invalid(f, "dead_taxel_value_range", absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", dlo, ", ", dhi, "]"));
+    return Invalid(f, "dead_taxel_value_range",
+                   absl::StrCat("expected finite [lo, hi] with lo <= hi, got [", dlo, ", ", dhi, "]"));
   }
   TAXEL_RETURN_IF_ERROR(NonNegative(f, "delay", s.delay));
   TAXEL_RETURN_IF_ERROR(NonNegative(f, "jitter", s.jitter));

@@ -135,8 +135,7 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 }

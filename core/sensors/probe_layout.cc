@@ -16,29 +16,28 @@ absl::StatusOr<ProbeLayout> ProbeLayout::Create(std::vector<Eigen::Vector3d> pos
   }
   for (size_t k = 0; k < n; ++k) {
     if (!positions[k].allFinite()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".probe_local_pos[", k, "]: expected finite coordinates"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".probe_local_pos[", k, "]: expected finite coordinates"));
     }
   }
   if (rows != 0 || cols != 0) {
     if (rows <= 0 || cols <= 0 || static_cast<size_t>(rows) * static_cast<size_t>(cols) != n) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".probe_local_pos: grid ", rows, "x", cols,
-                                                     " does not match ", n, " probes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".probe_local_pos: grid ", rows, "x", cols, " does not match ", n, " probes"));
     }
   }
   if (radii.size() != 1 && radii.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".probe_radius: expected 1 or ", n,
-                                                   " values, got ", radii.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".probe_radius: expected 1 or ", n, " values, got ", radii.size()));
   }
   for (size_t k = 0; k < radii.size(); ++k) {
     if (!(radii[k] >= 0) || !std::isfinite(radii[k])) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".probe_radius[", k,
-                                                     "]: expected a finite value >= 0, got ", radii[k]));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".probe_radius[", k, "]: expected a finite value >= 0, got ", radii[k]));
     }
   }
   if (normals.size() > 1 && normals.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".probe_local_normal: expected 0, 1 or ", n,
-                                                   " normals, got ", normals.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".probe_local_normal: expected 0, 1 or ", n, " normals, got ", normals.size()));
   }
   for (size_t k = 0; k < normals.size(); ++k) {
     const double len = normals[k].norm();
@@ -56,8 +55,8 @@ absl::StatusOr<ProbeLayout> ProbeLayout::Create(std::vector<Eigen::Vector3d> pos
   layout.rows_ = rows;
   layout.cols_ = cols;
   layout.max_radius_ = *std::max_element(layout.radii_.begin(), layout.radii_.end());
-  layout.num_active_ = static_cast<int>(std::count_if(layout.radii_.begin(), layout.radii_.end(),
-                                                      [](double r) { return r > 0; }));
+  layout.num_active_ =
+      static_cast<int>(std::count_if(layout.radii_.begin(), layout.radii_.end(), [](double r) { return r > 0; }));
   for (const auto& p : layout.positions_) layout.bounds_.Extend(p);
   layout.bounds_ = layout.bounds_.Inflated(layout.max_radius_);
   return layout;
@@ -66,8 +65,8 @@ absl::StatusOr<ProbeLayout> ProbeLayout::Create(std::vector<Eigen::Vector3d> pos
 absl::StatusOr<std::vector<Eigen::Vector3d>> GridPointsOnPlane(const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
                                                                const Eigen::Vector3d& normal, int nx, int ny) {
   if (nx < 1 || ny < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("grid_points_on_plane: nx and ny must be >= 1, got nx=", nx,
-                                                   " ny=", ny));
+    return absl::InvalidArgumentError(
+        absl::StrCat("grid_points_on_plane: nx and ny must be >= 1, got nx=", nx, " ny=", ny));
   }
   if (!lo.allFinite() || !hi.allFinite()) {
     return absl::InvalidArgumentError("grid_points_on_plane: lo and hi must be finite");
@@ -120,8 +119,8 @@ absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string
     for (int j = 0; j < cols; ++j) {
       const Eigen::Vector3d expected = p00 + j * g.col_step + i * g.row_step;
       if ((layout.position(i * cols + j) - expected).norm() > tolerance) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": ", purpose, " needs a regular grid; probe [", i, ", ", j,
-                                                       "] is ", (layout.position(i * cols + j) - expected).norm(),
+        return absl::InvalidArgumentError(absl::StrCat(field, ": ", purpose, " needs a regular grid; probe [", i, ", ",
+                                                       j, "] is ", (layout.position(i * cols + j) - expected).norm(),
                                                        " m off the lattice (tolerance ", tolerance, " m)"));
       }
     }

@@ -69,12 +69,27 @@ const SensorKindTraits& TraitsOf(SensorKind kind) {
   // Indexed by the kind's value (kSensorKinds order).
   static const SensorKindTraits kTraits[kNumSensorKinds] = {
       {"contact_probe", {C::kContact, C::kDepth}, {G::kScalar}, {C::kDepth}, false, false, Evaluator::kProbeRange},
-      {"contact_depth_probe", {C::kDepth, C::kNormal, C::kArea, C::kPartner}, {G::kScalar}, {C::kDepth}, false, false,
+      {"contact_depth_probe",
+       {C::kDepth, C::kNormal, C::kArea, C::kPartner},
+       {G::kScalar},
+       {C::kDepth},
+       false,
+       false,
        Evaluator::kProbeRange},
-      {"kinematic_taxel", {C::kForce, C::kTorque}, {G::kForceLike, G::kTorque}, {C::kForce, C::kTorque}, false, true,
+      {"kinematic_taxel",
+       {C::kForce, C::kTorque},
+       {G::kForceLike, G::kTorque},
+       {C::kForce, C::kTorque},
+       false,
+       true,
        Evaluator::kProbeRange},
       {"elastomer_taxel", {C::kDisplacement}, {G::kForceLike}, {C::kDisplacement}, true, false, Evaluator::kElastomer},
-      {"proximity_taxel", {C::kForce, C::kTorque}, {G::kForceLike, G::kTorque}, {C::kForce, C::kTorque}, true, true,
+      {"proximity_taxel",
+       {C::kForce, C::kTorque},
+       {G::kForceLike, G::kTorque},
+       {C::kForce, C::kTorque},
+       true,
+       true,
        Evaluator::kProximity},
   };
   return kTraits[static_cast<int>(kind)];
@@ -105,7 +120,8 @@ absl::string_view ChannelName(Channel c) {
 }
 
 int ChannelWidth(Channel c) {
-  return (c == Channel::kNormal || c == Channel::kForce || c == Channel::kTorque || c == Channel::kDisplacement) ? 3 : 1;
+  return (c == Channel::kNormal || c == Channel::kForce || c == Channel::kTorque || c == Channel::kDisplacement) ? 3
+                                                                                                                 : 1;
 }
 
 size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs) {
@@ -134,13 +150,14 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   std::unique_ptr<Sensor> sensor(new Sensor());
   if (spec.kind == SensorKind::kContactProbe) {
     if (!std::isfinite(spec.contact_threshold)) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".contact_probe.contact_threshold: expected a finite number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".contact_probe.contact_threshold: expected a finite number"));
     }
     const double release = spec.release_threshold.value_or(spec.contact_threshold);
     if (!std::isfinite(release) || release > spec.contact_threshold) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".contact_probe.release_threshold: expected a finite value <= contact_threshold (", spec.contact_threshold,
-          "), got ", release));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".contact_probe.release_threshold: expected a finite value <= contact_threshold (",
+                       spec.contact_threshold, "), got ", release));
     }
     sensor->release_threshold_ = release;
   }
@@ -148,7 +165,8 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     const std::string f = absl::StrCat(field, ".kinematic_taxel");
     TAXEL_RETURN_IF_ERROR(contact::ValidateSpringDamperParams(spec.spring_damper, f.c_str()));
     if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
-      TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.nonlinear, absl::StrCat(field, ".kinematic_taxel.nonlinear_law")));
+      TAXEL_RETURN_IF_ERROR(
+          contact::ValidateNonlinearLaw(spec.nonlinear, absl::StrCat(field, ".kinematic_taxel.nonlinear_law")));
     }
   }
   if (spec.kind == SensorKind::kElastomerTaxel) {
@@ -227,8 +245,8 @@ namespace {
 // force[k] = v[k][0..2], torque[k] = v[k][3..5] for n probes of 6 interleaved floats; written
 // for the vectoriser (no aliasing: the sample and the output arrays are distinct buffers).
 __attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
-                                                                         float* __restrict force,
-                                                                         float* __restrict torque) {
+                                                                        float* __restrict force,
+                                                                        float* __restrict torque) {
   for (int k = 0; k < n; ++k) {
     for (int a = 0; a < 3; ++a) {
       force[3 * k + a] = v[6 * k + a];
@@ -324,9 +342,9 @@ size_t Sensor::memory_bytes() const {
   size_t total = sizeof(*this) + latch_.capacity() + latch_measured_.capacity() + ignored_.capacity() +
                  raw_measured_.capacity() * 4;
   for (const SensorOutputs* o : {&truth_, &measured_}) {
-    total += o->contact.capacity() + 4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() +
-                                          o->partner.capacity() + o->force.capacity() + o->torque.capacity() +
-                                          o->displacement.capacity());
+    total += o->contact.capacity() +
+             4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() + o->partner.capacity() +
+                  o->force.capacity() + o->torque.capacity() + o->displacement.capacity());
   }
   if (tracked_) total += tracked_->memory_bytes();
   if (pipeline_) total += pipeline_->memory_bytes();

@@ -41,12 +41,12 @@ enum class Evaluator {
 
 /// What a sensor kind is, in one row per kind (the switches over kinds read this table).
 struct SensorKindTraits {
-  absl::string_view name;             ///< "contact_probe", ... (SensorKindName)
-  std::vector<Channel> channels;      ///< ground-truth and measured outputs, in order
-  std::vector<ChannelGroup> groups;   ///< how the measured pipeline sees a probe's channels
-  std::vector<Channel> history;       ///< channels ReadSensors.history can return
-  bool tracks_links = false;          ///< has track_links and sampled surface points
-  bool needs_velocities = false;      ///< reads link velocities (twists or finite differences)
+  absl::string_view name;            ///< "contact_probe", ... (SensorKindName)
+  std::vector<Channel> channels;     ///< ground-truth and measured outputs, in order
+  std::vector<ChannelGroup> groups;  ///< how the measured pipeline sees a probe's channels
+  std::vector<Channel> history;      ///< channels ReadSensors.history can return
+  bool tracks_links = false;         ///< has track_links and sampled surface points
+  bool needs_velocities = false;     ///< reads link velocities (twists or finite differences)
   Evaluator evaluator = Evaluator::kProbeRange;
 };
 const SensorKindTraits& TraitsOf(SensorKind kind);
@@ -81,9 +81,8 @@ class Sensor {
   /// link; `ignored_links` its filter list; `num_links` the scene's link count; `seed` the
   /// scene's seed (imperfection draws). Errors: INVALID_ARGUMENT naming `field` and the option.
   static absl::StatusOr<std::unique_ptr<Sensor>> Create(SensorId id, SensorSpec spec, LinkIndex link,
-                                                        const std::vector<LinkIndex>& ignored_links,
-                                                        int num_links, int num_envs, uint64_t seed,
-                                                        absl::string_view field);
+                                                        const std::vector<LinkIndex>& ignored_links, int num_links,
+                                                        int num_envs, uint64_t seed, absl::string_view field);
   ~Sensor();
 
   /// Bytes the buffers of a sensor with this spec would take for `num_envs` envs (for limits,

@@ -4,8 +4,8 @@
 
 #include <iterator>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Core"
@@ -85,8 +85,8 @@ enum class SensorKind {
 };
 /// Every SensorKind, in order (arrays "one per sensor kind" are indexed by the kind's value).
 inline constexpr SensorKind kSensorKinds[] = {SensorKind::kContactProbe, SensorKind::kContactDepthProbe,
-                                             SensorKind::kKinematicTaxel, SensorKind::kElastomerTaxel,
-                                             SensorKind::kProximityTaxel};
+                                              SensorKind::kKinematicTaxel, SensorKind::kElastomerTaxel,
+                                              SensorKind::kProximityTaxel};
 inline constexpr int kNumSensorKinds = static_cast<int>(std::size(kSensorKinds));
 
 absl::string_view SensorKindName(SensorKind kind);
@@ -124,8 +124,8 @@ struct SensorSpec {
 
   // Probe layout (link frame L). See ProbeLayout::Create.
   std::vector<Eigen::Vector3d> probe_local_pos;
-  int grid_rows = 0, grid_cols = 0;  ///< rows·cols == probes for a grid, 0 for a flat list
-  std::vector<double> probe_radius = {0.0};  ///< 1 shared value or one per probe (m)
+  int grid_rows = 0, grid_cols = 0;                 ///< rows·cols == probes for a grid, 0 for a flat list
+  std::vector<double> probe_radius = {0.0};         ///< 1 shared value or one per probe (m)
   std::vector<Eigen::Vector3d> probe_local_normal;  ///< 0, 1 shared or one per probe
 
   /// Links whose geometry this sensor ignores (same naming as `link`).

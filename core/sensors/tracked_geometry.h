@@ -86,7 +86,7 @@ class TrackedGeometry {
 
   // FFT state (see elastomer_taxel.cc).
   struct FftKernels {
-    int rows = 0, cols = 0;  ///< probe grid
+    int rows = 0, cols = 0;    ///< probe grid
     int prows = 0, pcols = 0;  ///< padded transform size
     std::unique_ptr<Fft2d> fft;
     std::vector<std::complex<double>> kx, ky, kz, kn;  ///< spectra of K_vec components and K_n
@@ -127,8 +127,8 @@ void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const d
 /// with q clamped to [1e-3, 30] and a series for 2q < 1 (S → 3/(2q) as q → 0, 4q²·e^(−2q) as q → ∞).
 double BondedLayerTransfer(double q);
 /// The same by zero-padded FFT convolution. @pre geometry.PrepareDilation returned true for the layout.
-void DilationFft(const TrackedGeometry& geometry, const ProbeLayout& layout, const ElastomerParams& p,
-                 const double* h, double* u);
+void DilationFft(const TrackedGeometry& geometry, const ProbeLayout& layout, const ElastomerParams& p, const double* h,
+                 double* u);
 
 }  // namespace taxel::sensors
 

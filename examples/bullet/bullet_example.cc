@@ -69,23 +69,23 @@ using taxel::examples::PrintDepthGrid;
 
 // Geometry shared by the Bullet world and the Taxel scene (m).
 constexpr double kPadHalf[3] = {0.03, 0.03, 0.005};
-constexpr double kPartRadius = 0.02;      // prism circumradius
+constexpr double kPartRadius = 0.02;  // prism circumradius
 constexpr double kPartHalfHeight = 0.008;
 constexpr double kFingerRadius = 0.006;
 constexpr double kFingerHalfLength = 0.008;
-constexpr int kGrid = 15;                 // pad probes: kGrid x kGrid
+constexpr int kGrid = 15;  // pad probes: kGrid x kGrid
 constexpr double kPitch = 0.004;
 constexpr double kPadProbeRadius = 0.0015;
 constexpr double kPointProbeRadius = 0.001;  // part and finger probes
-constexpr double kPress = 0.001;          // how far the part and the finger sink in
+constexpr double kPress = 0.001;             // how far the part and the finger sink in
 // Bullet's GJK/EPA is exact for a sphere against a polytope except when the sphere's centre lies
 // exactly on an edge of the polytope: then EPA approximates the rounded Minkowski sum by chords
 // and returns depths up to ~6e-6 m short (seen with the part on the grid's centre line, where pad
 // probes sat on its vertical edges). The path keeps clear of such coincidences.
-constexpr double kPartOffset = 0.0007;    // m, along the pad's y
+constexpr double kPartOffset = 0.0007;  // m, along the pad's y
 
-constexpr double kDt = 0.005;             // s
-constexpr int kSteps = 560;               // 2.8 s
+constexpr double kDt = 0.005;  // s
+constexpr int kSteps = 560;    // 2.8 s
 constexpr double kToleranceM = 1e-8;
 constexpr char kSceneName[] = "bullet-example";
 constexpr double kDeg = M_PI / 180;
@@ -163,8 +163,10 @@ v1::SceneSpec MirrorScene(const std::string& mesh_id) {
   finger->set_radius(kFingerRadius);
   finger->set_half_length(kFingerHalfLength);
 
-  AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
-  AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(), kPadProbeRadius);
+  AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(),
+                 kPadProbeRadius);
+  AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "gripper/pad", {kGrid, kGrid, 3}, PadProbes(),
+                 kPadProbeRadius);
   AddProbeSensor(&spec, "part_depth", v1::CONTACT_DEPTH_PROBE, "part/body", {20, 3}, PartProbes(), kPointProbeRadius);
   AddProbeSensor(&spec, "finger_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, kFingerProbe, kPointProbeRadius);
   return spec;
@@ -206,7 +208,7 @@ class BulletWorld {
   btSphereShape pad_probe_{kPadProbeRadius}, point_probe_{kPointProbeRadius};
   std::vector<std::unique_ptr<btCollisionObject>> objects_;  // by Geometry
   std::vector<Probe> probes_;
-  std::vector<std::unique_ptr<btCollisionObject>> ghosts_;   // by probe
+  std::vector<std::unique_ptr<btCollisionObject>> ghosts_;  // by probe
 };
 
 BulletWorld::BulletWorld(const std::vector<double>& hull_vertices) {
@@ -274,8 +276,13 @@ void BulletWorld::Detect(std::vector<double>* probe_depth, double pair_dist[kNum
 // ---- The scripted path ----
 
 const char* Phase(double t) {
-  return t < 0.5 ? "press" : t < 1.0 ? "rock" : t < 1.5 ? "slide" : t < 2.0 ? "finger" : t < 2.2 ? "lift"
-         : t < 2.55 ? "place" : "rest";
+  return t < 0.5    ? "press"
+         : t < 1.0  ? "rock"
+         : t < 1.5  ? "slide"
+         : t < 2.0  ? "finger"
+         : t < 2.2  ? "lift"
+         : t < 2.55 ? "place"
+                    : "rest";
 }
 
 double Ramp(double t, double t0, double t1) { return std::clamp((t - t0) / (t1 - t0), 0.0, 1.0); }
@@ -305,11 +312,10 @@ Poses ScriptedPoses(double t) {
   // 0.7 mm off the grid's centre line so that no probe centre lies exactly on one of its edges
   // (see kPartOffset).
   const double tilt = 15 * kDeg * std::sin(M_PI * Ramp(t, 0.5, 1.0));
-  const btQuaternion q_rel = btQuaternion(btVector3(0, 0, 1), 30 * kDeg * Ramp(t, 1.0, 1.5)) *
-                             btQuaternion(btVector3(0, 1, 0), tilt);
+  const btQuaternion q_rel =
+      btQuaternion(btVector3(0, 0, 1), 30 * kDeg * Ramp(t, 1.0, 1.5)) * btQuaternion(btVector3(0, 1, 0), tilt);
   const double sink = -kPress + 0.004 * (1 - Ramp(t, 0.0, 0.45));
-  const btTransform X_PB =
-      Pose(q_rel, btVector3(0.0083 * Ramp(t, 1.0, 1.5), kPartOffset, top - LowestZ(q_rel) + sink));
+  const btTransform X_PB = Pose(q_rel, btVector3(0.0083 * Ramp(t, 1.0, 1.5), kPartOffset, top - LowestZ(q_rel) + sink));
   const btTransform on_pad = x.pad * X_PB;
   // lift: 40 mm up along the pad normal. place: over to the ground, then down onto it, tilted 20°
   // about x with the lowest edge kPress deep.
@@ -330,13 +336,12 @@ Poses ScriptedPoses(double t) {
   // finger: capsule axis along the part's x (turned 90° about y, so its +x points down), lowered
   // from 4 mm above the top face to kPress into it, then raised 20 mm and carried along.
   const double gap = 0.005 * (1 - Ramp(t, 1.5, 1.7)) - kPress + 0.021 * Ramp(t, 2.0, 2.2);
-  x.finger = x.part * Pose(btQuaternion(btVector3(0, 1, 0), 90 * kDeg),
-                           btVector3(0, 0, kPartHalfHeight + kFingerRadius + gap));
+  x.finger = x.part *
+             Pose(btQuaternion(btVector3(0, 1, 0), 90 * kDeg), btVector3(0, 0, kPartHalfHeight + kFingerRadius + gap));
   return x;
 }
 
 // ---- Comparison ----
-
 
 struct Checks {
   AgreementCheck ghosts{"every probe vs its ghost sphere", 2000, kToleranceM};
@@ -351,7 +356,7 @@ struct StepComparison {
   float finger_depth = 0;
   std::vector<double> expected;  // per Bullet ghost probe
   double pair_dist[kNumGeometry][kNumGeometry];
-  float deepest_vertex = 0;      // max over the part's bottom-vertex probes
+  float deepest_vertex = 0;  // max over the part's bottom-vertex probes
 };
 
 StepComparison Compare(BulletWorld& bullet, const v1::StepResponse& r, Checks* checks) {
@@ -364,8 +369,9 @@ StepComparison Compare(BulletWorld& bullet, const v1::StepResponse& r, Checks* c
   for (size_t k = 0; k < bullet.probes().size(); ++k) {
     const Probe& p = bullet.probes()[k];
     const std::string sensor = p.sensor;
-    const float taxel = sensor == "pad_depth" ? c.pad_depth[p.index]
-                        : sensor == "part_depth" ? c.part_depth[p.index] : c.finger_depth;
+    const float taxel = sensor == "pad_depth"    ? c.pad_depth[p.index]
+                        : sensor == "part_depth" ? c.part_depth[p.index]
+                                                 : c.finger_depth;
     checks->ghosts.Equal(taxel, c.expected[k], c.expected[k] > 0);
   }
   // Probes at the point where Bullet measures a contact: depth = R − dist.
@@ -382,8 +388,9 @@ StepComparison Compare(BulletWorld& bullet, const v1::StepResponse& r, Checks* c
 std::string Mm(double m) { return std::isnan(m) ? "     -" : absl::StrFormat("%+6.3f", 1e3 * m); }
 
 void PrintHeader() {
-  std::printf("  t [s]  phase  | bullet dist: part-pad part-ground finger-part | taxel: deepest vertex  finger |"
-              "  pad: n  max depth (bullet)  sum |F| [N]   (lengths in mm)\n");
+  std::printf(
+      "  t [s]  phase  | bullet dist: part-pad part-ground finger-part | taxel: deepest vertex  finger |"
+      "  pad: n  max depth (bullet)  sum |F| [N]   (lengths in mm)\n");
 }
 
 void PrintRow(double t, const StepComparison& c, const BulletWorld& bullet) {
@@ -406,8 +413,8 @@ void PrintRow(double t, const StepComparison& c, const BulletWorld& bullet) {
 }
 
 bool Report(const Checks& checks) {
-  const bool ok = taxel::examples::ReportAgreement("bullet", kSteps, kToleranceM,
-                                                   {&checks.ghosts, &checks.part_pad, &checks.part_ground, &checks.finger});
+  const bool ok = taxel::examples::ReportAgreement(
+      "bullet", kSteps, kToleranceM, {&checks.ghosts, &checks.part_pad, &checks.part_ground, &checks.finger});
   std::printf("%s\n", ok ? "PASS" : "FAIL");
   return ok;
 }
@@ -429,11 +436,11 @@ int Run(taxel::Client& client) {
   client.DeleteScene(kSceneName).IgnoreError();  // leftovers of an earlier run against the same server
   auto info = client.CreateScene(MirrorScene(mesh->mesh_id()));
   if (!info.ok()) return Fail(info.status());
-  std::printf("Bullet %d (double precision); part mesh %s... (%d triangles, watertight: %s); Taxel scene '%s', "
-              "moving links [%s]\n\n",
-              btGetVersion(), mesh->mesh_id().substr(0, 12).c_str(), mesh->num_triangles(),
-              mesh->watertight() ? "yes" : "no", info->name().c_str(),
-              absl::StrJoin(info->moving_links(), ", ").c_str());
+  std::printf(
+      "Bullet %d (double precision); part mesh %s... (%d triangles, watertight: %s); Taxel scene '%s', "
+      "moving links [%s]\n\n",
+      btGetVersion(), mesh->mesh_id().substr(0, 12).c_str(), mesh->num_triangles(), mesh->watertight() ? "yes" : "no",
+      info->name().c_str(), absl::StrJoin(info->moving_links(), ", ").c_str());
   PrintHeader();
 
   BulletWorld bullet(vertices);
@@ -457,7 +464,8 @@ int Run(taxel::Client& client) {
     const StepComparison c = Compare(bullet, *r, &checks);
     if (step % 40 == 20 || step == kSteps - 1) PrintRow(t, c, bullet);
     if (step == 150 || step == 290) {
-      std::printf("         pad depth at t = %.2f s (%s):\n", t, step == 150 ? "rocked onto a vertex" : "turned 30 deg");
+      std::printf("         pad depth at t = %.2f s (%s):\n", t,
+                  step == 150 ? "rocked onto a vertex" : "turned 30 deg");
       PrintDepthGrid(c.pad_depth, kGrid);
     }
   }

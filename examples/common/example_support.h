@@ -22,8 +22,7 @@
 namespace taxel::examples {
 
 /// Adds entity `entity` of `kind` with one link `link` holding one shape; returns the shape to fill.
-inline v1::Shape* AddSingleShapeLink(v1::SceneSpec* spec, const char* entity, v1::EntityKind kind,
-                                         const char* link) {
+inline v1::Shape* AddSingleShapeLink(v1::SceneSpec* spec, const char* entity, v1::EntityKind kind, const char* link) {
   auto* e = spec->add_entities();
   e->set_name(entity);
   e->set_kind(kind);
@@ -47,7 +46,7 @@ inline void AddProbeSensor(v1::SceneSpec* spec, const char* name, v1::SensorKind
 /// One comparison between Taxel and the simulator, accumulated over a run.
 struct AgreementCheck {
   const char* what;
-  int min_contacts;             ///< the run must exercise the check at least this often
+  int min_contacts;  ///< the run must exercise the check at least this often
   double tolerance_m;
   int compared = 0;             ///< readings compared
   int contacts = 0;             ///< of which the simulator reported penetration

@@ -118,9 +118,10 @@ int main(int argc, char** argv) {
   client.DeleteScene("taxel-demo").IgnoreError();  // leftovers of an earlier run
   auto scene = client.CreateScene(MakeSpec(mesh->mesh_id()));
   if (!scene.ok()) return Fail(scene.status());
-  std::printf("Scene '%s': moving links [%s, %s], sensors 'skin' (KinematicTaxel) and 'depth' (ContactDepthProbe), "
-              "16x16 probes each\n\n",
-              scene->name().c_str(), scene->moving_links(0).c_str(), scene->moving_links(1).c_str());
+  std::printf(
+      "Scene '%s': moving links [%s, %s], sensors 'skin' (KinematicTaxel) and 'depth' (ContactDepthProbe), "
+      "16x16 probes each\n\n",
+      scene->name().c_str(), scene->moving_links(0).c_str(), scene->moving_links(1).c_str());
 
   auto stream = client.OpenStepStream();
   const double dt = 0.01;
@@ -160,9 +161,10 @@ int main(int argc, char** argv) {
     }
     peak_force = std::max(peak_force, std::abs(fz));
     if (step % 50 == 0 || step == 99 || step == 150 || step == 299) {
-      std::printf("step %3d  ball at x=%+.1f mm, %+.2f mm into the pad | %3d taxels touching, max depth %.2f mm, "
-                  "sum Fz %+.3f N, sum Fx %+.4f N  (server: evaluate %.0f us)\n",
-                  step, 1e3 * x, 1e3 * press, touching, 1e3 * dmax, fz, fx, r->timing().evaluate_us());
+      std::printf(
+          "step %3d  ball at x=%+.1f mm, %+.2f mm into the pad | %3d taxels touching, max depth %.2f mm, "
+          "sum Fz %+.3f N, sum Fx %+.4f N  (server: evaluate %.0f us)\n",
+          step, 1e3 * x, 1e3 * press, touching, 1e3 * dmax, fz, fx, r->timing().evaluate_us());
       if (touching > 0 && (step == 99 || step == 150)) PrintPad(force);
     }
   }

@@ -30,8 +30,6 @@
 //
 // Usage: taxel-example-mujoco [--target host:port]
 //   Without --target the example starts a Taxel server in this process on 127.0.0.1:0.
-#include <mujoco/mujoco.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -46,6 +44,7 @@
 #include "absl/strings/str_join.h"
 #include "examples/common/example_support.h"
 #include "taxel/client.h"
+#include <mujoco/mujoco.h>
 
 namespace {
 
@@ -58,19 +57,19 @@ using taxel::examples::PrintDepthGrid;
 
 // Geometry shared by the MuJoCo model and the Taxel scene (m).
 constexpr double kPadHalf[3] = {0.03, 0.03, 0.005};
-constexpr double kPadZ = 0.05;          // pad centre above the floor
+constexpr double kPadZ = 0.05;  // pad centre above the floor
 constexpr double kTipRadius = 0.01;
-constexpr double kTipStartZ = 0.08;     // tip centre at joint position 0
+constexpr double kTipStartZ = 0.08;  // tip centre at joint position 0
 constexpr double kBallRadius = 0.02;
 constexpr double kBallStart[3] = {0.15, 0.0, 0.15};
-constexpr int kGrid = 15;               // pad probes: kGrid x kGrid
+constexpr int kGrid = 15;  // pad probes: kGrid x kGrid
 constexpr double kPitch = 0.004;
 constexpr double kPadProbeRadius = 0.0015;
 constexpr double kPointProbeRadius = 0.001;  // tip and ball probes
-constexpr double kGhostMargin = 0.005;  // ghost contacts are reported up to 5 mm apart
+constexpr double kGhostMargin = 0.005;       // ghost contacts are reported up to 5 mm apart
 
-constexpr double kTimestep = 0.002;     // s
-constexpr int kSteps = 1000;            // 2 s
+constexpr double kTimestep = 0.002;  // s
+constexpr int kSteps = 1000;         // 2 s
 constexpr double kToleranceM = 1e-8;
 constexpr char kSceneName[] = "mujoco-example";
 
@@ -130,8 +129,8 @@ std::string ModelXml(bool with_ghost_probes) {
   </actuator>
 </mujoco>
 )",
-                         kTimestep, kPadProbeRadius, kGhostMargin, kPadZ, kPadHalf[0], kPadHalf[1], kPadHalf[2],
-                         ghosts, kTipStartZ, kTipRadius, kBallStart[0], kBallStart[1], kBallStart[2], kBallRadius);
+                         kTimestep, kPadProbeRadius, kGhostMargin, kPadZ, kPadHalf[0], kPadHalf[1], kPadHalf[2], ghosts,
+                         kTipStartZ, kTipRadius, kBallStart[0], kBallStart[1], kBallStart[2], kBallRadius);
 }
 
 struct MjModelDeleter {
@@ -172,8 +171,10 @@ v1::SceneSpec MirrorScene() {
   const std::vector<double> grid = PadProbePositions();
   AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
   AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
-  AddProbeSensor(&spec, "tip_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, {0, 0, -kTipRadius}, kPointProbeRadius);
-  AddProbeSensor(&spec, "ball_probe", v1::CONTACT_DEPTH_PROBE, "ball/body", {1, 3}, {0, 0, -kBallRadius}, kPointProbeRadius);
+  AddProbeSensor(&spec, "tip_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, {0, 0, -kTipRadius},
+                 kPointProbeRadius);
+  AddProbeSensor(&spec, "ball_probe", v1::CONTACT_DEPTH_PROBE, "ball/body", {1, 3}, {0, 0, -kBallRadius},
+                 kPointProbeRadius);
   return spec;
 }
 
@@ -191,9 +192,7 @@ void TipTargets(double t, double* x, double* z) {
   }
 }
 
-const char* Phase(double t) {
-  return t < 0.4 ? "approach" : t < 0.6 ? "press" : t < 1.6 ? "slide" : "lift";
-}
+const char* Phase(double t) { return t < 0.4 ? "approach" : t < 0.6 ? "press" : t < 1.6 ? "slide" : "lift"; }
 
 // One comparison between Taxel and MuJoCo, accumulated over the run.
 
@@ -236,8 +235,8 @@ double PairDistance(const mjData* d, int a, int b) {
 struct StepComparison {
   std::vector<float> pad_depth, pad_force;  // [kGrid², ] and [kGrid², 3]
   float tip_depth = 0, ball_depth = 0;
-  std::vector<double> pad_expected;         // max(0, −dist) of each ghost probe
-  double tip_dist = NAN, ball_dist = NAN;   // MuJoCo contact distances; NaN: no contact
+  std::vector<double> pad_expected;        // max(0, −dist) of each ghost probe
+  double tip_dist = NAN, ball_dist = NAN;  // MuJoCo contact distances; NaN: no contact
 };
 
 StepComparison Compare(const mjData* d, const GeomIds& geoms, const v1::StepResponse& r, Checks* checks) {
@@ -249,8 +248,8 @@ StepComparison Compare(const mjData* d, const GeomIds& geoms, const v1::StepResp
   // Point probes: depth = R − dist with a contact (dist < 0), at most R without one (dist ≥ 0).
   c.tip_dist = PairDistance(d, geoms.tip, geoms.pad);
   c.ball_dist = PairDistance(d, geoms.ball, geoms.floor);
-  for (auto [check, depth, dist] : {std::tuple{&checks->tip, c.tip_depth, c.tip_dist},
-                                    std::tuple{&checks->ball, c.ball_depth, c.ball_dist}}) {
+  for (auto [check, depth, dist] :
+       {std::tuple{&checks->tip, c.tip_depth, c.tip_dist}, std::tuple{&checks->ball, c.ball_depth, c.ball_dist}}) {
     if (std::isnan(dist)) {
       check->AtMost(depth, kPointProbeRadius);
     } else {
@@ -271,8 +270,9 @@ StepComparison Compare(const mjData* d, const GeomIds& geoms, const v1::StepResp
 std::string Mm(double m) { return std::isnan(m) ? "      -" : absl::StrFormat("%+7.3f", 1e3 * m); }
 
 void PrintHeader() {
-  std::printf("  t [s]  phase    |  tip: dist  depth  R-dist |  pad: n  max depth (mujoco)  sum Fz [N] |"
-              "  ball: z     dist  depth  R-dist   (lengths in mm)\n");
+  std::printf(
+      "  t [s]  phase    |  tip: dist  depth  R-dist |  pad: n  max depth (mujoco)  sum Fz [N] |"
+      "  ball: z     dist  depth  R-dist   (lengths in mm)\n");
 }
 
 void PrintRow(double t, const StepComparison& c, double ball_z) {

@@ -16,7 +16,6 @@
 // libgrpc.so.29 libgpr.so.29 libgrpc++.so.1.51 | c++filt | grep absl`), and neither does our code.
 // The annotations only add happens-before edges, so they can hide a race but never invent one.
 #include <dlfcn.h>
-#include <sanitizer/tsan_interface.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 #include "absl/base/options.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include <sanitizer/tsan_interface.h>
 
 #if !ABSL_OPTION_USE_INLINE_NAMESPACE
 #error "the mangled names below assume Abseil's inline namespace (Debian: absl::debian3)"
@@ -90,8 +90,7 @@ bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
-  static const auto real =
-      Real<bool (*)(CondVar*, Mutex*, Time)>("7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
+  static const auto real = Real<bool (*)(CondVar*, Mutex*, Time)>("7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
   __tsan_release(mu);
   const bool timed_out = real(this, mu, deadline);
   __tsan_acquire(mu);

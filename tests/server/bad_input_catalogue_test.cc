@@ -61,9 +61,9 @@ class BadInputCatalogueTest : public BadRequestTest, public ::testing::WithParam
   void SetUp() override {
     if (!GetParam().isolated) return BadRequestTest::SetUp();
     // The limits of TestServerOptions(), as flags.
-    ASSERT_TRUE(child_.Start({"--threads=2", "--max_message_bytes=8388608", "--max_scenes=16",
-                              "--max_envs_per_scene=64", "--max_probes_per_scene=1048576",
-                              "--max_triangles_per_mesh=100000", "--max_memory_bytes=0"}));
+    ASSERT_TRUE(
+        child_.Start({"--threads=2", "--max_message_bytes=8388608", "--max_scenes=16", "--max_envs_per_scene=64",
+                      "--max_probes_per_scene=1048576", "--max_triangles_per_mesh=100000", "--max_memory_bytes=0"}));
     ASSERT_TRUE(child_.WaitStarted(Clock::now() + std::chrono::seconds(20))) << child_.log();
     Client::Options o;
     o.target = child_.target();

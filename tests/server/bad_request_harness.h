@@ -92,7 +92,7 @@ inline RefusableCall Call(std::shared_ptr<grpc::Channel> channel, const std::str
 struct ServerSnapshot {
   int64_t memory_bytes = -1;  // GetServerInfo
   int num_meshes = -1;
-  std::vector<std::string> scenes;      // ListScenes, in order
+  std::vector<std::string> scenes;       // ListScenes, in order
   std::map<std::string, int64_t> steps;  // scene → step count
   std::map<std::string, std::string> state;
 
@@ -102,9 +102,11 @@ struct ServerSnapshot {
     if (memory_bytes != before.memory_bytes) {
       diff.push_back(absl::StrCat("memory_bytes ", before.memory_bytes, " -> ", memory_bytes));
     }
-    if (num_meshes != before.num_meshes) diff.push_back(absl::StrCat("num_meshes ", before.num_meshes, " -> ", num_meshes));
+    if (num_meshes != before.num_meshes)
+      diff.push_back(absl::StrCat("num_meshes ", before.num_meshes, " -> ", num_meshes));
     if (scenes != before.scenes) {
-      diff.push_back(absl::StrCat("scenes [", absl::StrJoin(before.scenes, ", "), "] -> [", absl::StrJoin(scenes, ", "), "]"));
+      diff.push_back(
+          absl::StrCat("scenes [", absl::StrJoin(before.scenes, ", "), "] -> [", absl::StrJoin(scenes, ", "), "]"));
     }
     for (const auto& [scene, step] : steps) {
       auto it = before.steps.find(scene);

@@ -44,9 +44,9 @@ scene::SceneSpec EverythingSpec() {
   mesh = MeshShape("abc123");
   scaled_mesh = MeshShape("def456");
   scaled_mesh.mesh_scale = Eigen::Vector3d(1, 2, -0.5);
-  spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot,
-                                 {Link("pad", {BoxShape({0.03, 0.02, 0.005}, {0, 0, -0.001})}),
-                                  Link("finger", {capsule, cylinder})}));
+  spec.entities.push_back(
+      Entity("hand", scene::EntityKind::kRobot,
+             {Link("pad", {BoxShape({0.03, 0.02, 0.005}, {0, 0, -0.001})}), Link("finger", {capsule, cylinder})}));
   scene::EntitySpec obj = Entity("obj", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})});
   obj.assets.push_back({"mug", {{mesh}}});
   obj.assets.push_back({"big_mug", {{scaled_mesh, SphereShape(0.01, {0, 0, 0.1})}}});
@@ -290,11 +290,17 @@ TEST(SceneSpecCodecTest, EveryDecodeErrorNamesItsField) {
   const std::vector<SpecErrorCase> cases = {
       {"entity kind", [](v1::SceneSpec* w) { w->mutable_entities(0)->set_kind(v1::ENTITY_KIND_UNSPECIFIED); },
        "entities[0].kind: expected ROBOT, OBJECT, PROJECTILE, TERRAIN or STATIC"},
-      {"no geometry", [](v1::SceneSpec* w) { w->mutable_entities(1)->mutable_links(0)->mutable_shapes(0)->clear_geometry(); },
+      {"no geometry",
+       [](v1::SceneSpec* w) { w->mutable_entities(1)->mutable_links(0)->mutable_shapes(0)->clear_geometry(); },
        "entities[1].links[0].shapes[0]: expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh"},
       {"box half extents",
        [](v1::SceneSpec* w) {
-         w->mutable_entities(0)->mutable_links(0)->mutable_shapes(0)->mutable_box()->mutable_half_extents()->RemoveLast();
+         w->mutable_entities(0)
+             ->mutable_links(0)
+             ->mutable_shapes(0)
+             ->mutable_box()
+             ->mutable_half_extents()
+             ->RemoveLast();
        },
        "entities[0].links[0].shapes[0].box.half_extents: expected 3 values, got 2"},
       {"heightfield rank",
@@ -319,7 +325,12 @@ TEST(SceneSpecCodecTest, EveryDecodeErrorNamesItsField) {
        "entities[1].links[0].shapes[0].mesh.scale: expected 3 values or none, got 2"},
       {"shape pose",
        [](v1::SceneSpec* w) {
-         w->mutable_entities(0)->mutable_links(0)->mutable_shapes(0)->mutable_pose()->mutable_quaternion()->RemoveLast();
+         w->mutable_entities(0)
+             ->mutable_links(0)
+             ->mutable_shapes(0)
+             ->mutable_pose()
+             ->mutable_quaternion()
+             ->RemoveLast();
        },
        "entities[0].links[0].shapes[0].pose.quaternion: expected 4 values or none, got 3"},
       {"moving link pose", [](v1::SceneSpec* w) { w->mutable_entities(1)->mutable_links(0)->mutable_pose(); },
@@ -330,15 +341,16 @@ TEST(SceneSpecCodecTest, EveryDecodeErrorNamesItsField) {
          w->mutable_entities(1)->mutable_links(0)->mutable_pose()->add_position(1);
        },
        "entities[1].links[0].pose.position: expected 3 values or none, got 1"},
-      {"asset shape",
-       [](v1::SceneSpec* w) { w->mutable_entities(1)->add_assets()->add_link_shapes()->add_shapes(); },
+      {"asset shape", [](v1::SceneSpec* w) { w->mutable_entities(1)->add_assets()->add_link_shapes()->add_shapes(); },
        "entities[1].assets[0].link_shapes[0].shapes[0]: expected one of sphere"},
       {"sensor kind", [](v1::SceneSpec* w) { w->mutable_sensors(0)->set_kind(v1::SENSOR_KIND_UNSPECIFIED); },
        "sensors[0].kind: expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL"},
       {"probes missing", [](v1::SceneSpec* w) { w->mutable_sensors(0)->clear_probe_local_pos(); },
        "sensors[0].probe_local_pos: required ([N, 3] or [rows, cols, 3])"},
       {"probes shape",
-       [](v1::SceneSpec* w) { *w->mutable_sensors(0)->mutable_probe_local_pos() = DoubleTensor({4, 2}, std::vector<double>(8, 0.0)); },
+       [](v1::SceneSpec* w) {
+         *w->mutable_sensors(0)->mutable_probe_local_pos() = DoubleTensor({4, 2}, std::vector<double>(8, 0.0));
+       },
        "sensors[0].probe_local_pos: expected shape [N, 3] or [rows, cols, 3], got [4, 2]"},
       {"probes bytes",
        [](v1::SceneSpec* w) { w->mutable_sensors(0)->mutable_probe_local_pos()->mutable_data()->resize(40); },
@@ -346,16 +358,24 @@ TEST(SceneSpecCodecTest, EveryDecodeErrorNamesItsField) {
       {"radius missing", [](v1::SceneSpec* w) { w->mutable_sensors(0)->clear_probe_radius(); },
        "sensors[0].probe_radius: required (a scalar or one value per probe)"},
       {"radius count",
-       [](v1::SceneSpec* w) { *w->mutable_sensors(0)->mutable_probe_radius() = DoubleTensor({3}, {0.1, 0.1, 0.1}); },
+       [](v1::SceneSpec* w) {
+         *w->mutable_sensors(0)->mutable_probe_radius() = DoubleTensor({3}, {0.1, 0.1, 0.1});
+       },
        "sensors[0].probe_radius: expected a scalar, [4] or [2, 2], got [3]"},
       {"radius grid",
-       [](v1::SceneSpec* w) { *w->mutable_sensors(0)->mutable_probe_radius() = DoubleTensor({2, 1}, {0.1, 0.1}); },
+       [](v1::SceneSpec* w) {
+         *w->mutable_sensors(0)->mutable_probe_radius() = DoubleTensor({2, 1}, {0.1, 0.1});
+       },
        "sensors[0].probe_radius: expected a scalar, [4] or [2, 2], got [2, 1]"},
       {"normal count",
-       [](v1::SceneSpec* w) { *w->mutable_sensors(0)->mutable_probe_local_normal() = DoubleTensor({2, 3}, std::vector<double>(6, 1.0)); },
+       [](v1::SceneSpec* w) {
+         *w->mutable_sensors(0)->mutable_probe_local_normal() = DoubleTensor({2, 3}, std::vector<double>(6, 1.0));
+       },
        "sensors[0].probe_local_normal: expected [3] or one normal per probe (4), got [2, 3]"},
       {"normal shape",
-       [](v1::SceneSpec* w) { *w->mutable_sensors(0)->mutable_probe_local_normal() = DoubleTensor({2}, {0.0, 1.0}); },
+       [](v1::SceneSpec* w) {
+         *w->mutable_sensors(0)->mutable_probe_local_normal() = DoubleTensor({2}, {0.0, 1.0});
+       },
        "sensors[0].probe_local_normal: expected shape [N, 3] or [rows, cols, 3], got [2]"},
   };
   for (const SpecErrorCase& c : cases) {

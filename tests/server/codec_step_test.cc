@@ -69,9 +69,9 @@ scene::SceneSpec StepSpec() {
 std::vector<double> StepPoses() {
   std::vector<double> p;
   for (double ball_x : {0.0, 0.01}) {
-    p.insert(p.end(), {0, 0, 0, 0, 0, 0, 1});              // pad
-    p.insert(p.end(), {1, 0, 0, 0, 0, 0, 1});              // finger, out of reach
-    p.insert(p.end(), {ball_x, 0, 0.054, 0, 0, 0, 1});     // ball
+    p.insert(p.end(), {0, 0, 0, 0, 0, 0, 1});           // pad
+    p.insert(p.end(), {1, 0, 0, 0, 0, 0, 1});           // finger, out of reach
+    p.insert(p.end(), {ball_x, 0, 0.054, 0, 0, 0, 1});  // ball
   }
   return p;
 }
@@ -137,7 +137,7 @@ TEST_F(CodecStepTest, FlatPosesFloat32AndEnvSubsetsAreAccepted) {
   ASSERT_TRUE(DecodeStep(req, *scene_, &step).ok());
   ASSERT_EQ(step.input.poses.size(), 42u);
   EXPECT_EQ(step.input.poses.data(), step.pose_storage.data());
-  EXPECT_EQ(step.input.poses[14], 0.0);                          // env 0 ball x
+  EXPECT_EQ(step.input.poses[14], 0.0);                         // env 0 ball x
   EXPECT_EQ(step.input.poses[35], static_cast<double>(0.01f));  // env 1 ball x, widened exactly
   EXPECT_EQ(step.input.poses[37], static_cast<double>(0.054f));
   EXPECT_EQ(step.input.quat_order, QuatOrder::kWxyz);
@@ -214,7 +214,8 @@ TEST_F(CodecStepTest, EmptyReadPlansEverySensorAndChannelMeasured) {
   EXPECT_EQ(plan->items[2].sensor->spec().name, "touch");
   using sensors::Channel;
   EXPECT_THAT(plan->items[0].channels, ElementsAre(Channel::kForce, Channel::kTorque));
-  EXPECT_THAT(plan->items[1].channels, ElementsAre(Channel::kDepth, Channel::kNormal, Channel::kArea, Channel::kPartner));
+  EXPECT_THAT(plan->items[1].channels,
+              ElementsAre(Channel::kDepth, Channel::kNormal, Channel::kArea, Channel::kPartner));
   EXPECT_THAT(plan->items[2].channels, ElementsAre(Channel::kContact, Channel::kDepth));
   EXPECT_THAT(plan->branches, ElementsAre(sensors::Branch::kMeasured));
 
@@ -381,8 +382,8 @@ TEST_F(CodecStepTest, ResponseEstimateBoundsTheEncodedSize) {
     response.add_env_ids(0);
     EncodeReadings(*plan, {1, 0}, 2, response.mutable_readings());
     // Data alone: per env, kin 6·3·4·2 + depth 3·(4 + 12 + 4 + 4) + touch 2·(1 + 4) = 226 bytes.
-    const int64_t data = 2 * (6 * 3 * 4 * 2 + 3 * (4 + 12 + 4 + 4) + 2 * (1 + 4)) *
-                         static_cast<int64_t>(plan->branches.size());
+    const int64_t data =
+        2 * (6 * 3 * 4 * 2 + 3 * (4 + 12 + 4 + 4) + 2 * (1 + 4)) * static_cast<int64_t>(plan->branches.size());
     const int64_t estimate = EstimateResponseBytes(*plan, 2);
     EXPECT_GE(estimate, static_cast<int64_t>(response.ByteSizeLong()));
     EXPECT_GE(static_cast<int64_t>(response.ByteSizeLong()), data);

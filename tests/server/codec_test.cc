@@ -6,9 +6,9 @@
 #include <cstring>
 #include <limits>
 
+#include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/grpc_status.h"
 
@@ -290,8 +290,8 @@ Details ParseDetails(const grpc::Status& s) {
 TEST(ToGrpcStatusTest, OkStaysOk) { EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok()); }
 
 TEST(ToGrpcStatusTest, InvalidArgumentCarriesBadRequestWithTheFieldPath) {
-  const grpc::Status s = ToGrpcStatus(
-      absl::InvalidArgumentError("poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]"));
+  const grpc::Status s =
+      ToGrpcStatus(absl::InvalidArgumentError("poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]"));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]");
   const Details d = ParseDetails(s);
@@ -304,8 +304,8 @@ TEST(ToGrpcStatusTest, InvalidArgumentCarriesBadRequestWithTheFieldPath) {
 }
 
 TEST(ToGrpcStatusTest, PrefixIsPrependedToMessageAndField) {
-  const grpc::Status s = ToGrpcStatus(
-      absl::InvalidArgumentError("entities[1].links[0].shapes[0]: expected one of sphere, box"), "spec.");
+  const grpc::Status s =
+      ToGrpcStatus(absl::InvalidArgumentError("entities[1].links[0].shapes[0]: expected one of sphere, box"), "spec.");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "spec.entities[1].links[0].shapes[0]: expected one of sphere, box");
   const Details d = ParseDetails(s);
@@ -328,8 +328,8 @@ TEST(ToGrpcStatusTest, OtherCodesKeepCodeAndMessageWithoutDetails) {
   EXPECT_EQ(nf.error_message(), "scene: no scene named 'x'");
   EXPECT_TRUE(nf.error_details().empty());
   // The prefix applies to the message of any code that names a field.
-  const grpc::Status mesh = ToGrpcStatus(absl::NotFoundError("entities[0].links[0].shapes[0].mesh_id: unknown"),
-                                         "spec.");
+  const grpc::Status mesh =
+      ToGrpcStatus(absl::NotFoundError("entities[0].links[0].shapes[0].mesh_id: unknown"), "spec.");
   EXPECT_EQ(mesh.error_message(), "spec.entities[0].links[0].shapes[0].mesh_id: unknown");
   // A message without a field path is kept as is.
   const grpc::Status full = ToGrpcStatus(absl::ResourceExhaustedError("the server already holds 4 scenes"), "spec.");

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -69,10 +69,10 @@ TEST(TlsSettingsTest, HalfConfigurationsRefuseToStart) {
     server::TlsOptions tls;
     std::string message;
   };
-  for (const Case& c : {Case{{"", pem, ""}, "tls_key: set without --tls_cert"},
-                        Case{{pem, "", ""}, "tls_cert: set without --tls_key"},
-                        Case{{"", "", pem}, "tls_client_ca: mutual TLS needs the server's own certificate"},
-                        Case{{"", pem, pem}, "tls_key: set without --tls_cert"}}) {
+  for (const Case& c :
+       {Case{{"", pem, ""}, "tls_key: set without --tls_cert"}, Case{{pem, "", ""}, "tls_cert: set without --tls_key"},
+        Case{{"", "", pem}, "tls_client_ca: mutual TLS needs the server's own certificate"},
+        Case{{"", pem, pem}, "tls_key: set without --tls_cert"}}) {
     auto s = server::TaxelServer::Start(o, c.tls);
     EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << c.message;
     EXPECT_THAT(std::string(s.status().message()), StartsWith(c.message));

@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include <sys/wait.h>
 
 #ifndef TAXEL_SERVER_BINARY
 #error "TAXEL_SERVER_BINARY must name the taxel-server executable"
@@ -55,9 +55,9 @@ class ServerProcess {
 
   /// Starts taxel-server with the base flags below followed by `flags` (a later flag wins).
   bool Start(const std::vector<std::string>& flags = {}) {
-    std::vector<std::string> args = {"taxel-server",         "--address=127.0.0.1:0",    "--metrics_address=",
-                                     "--threads=1",          "--request_threads=2",      "--shutdown_grace_seconds=5",
-                                     "--log_level=info"};
+    std::vector<std::string> args = {
+        "taxel-server",        "--address=127.0.0.1:0",      "--metrics_address=", "--threads=1",
+        "--request_threads=2", "--shutdown_grace_seconds=5", "--log_level=info"};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -208,8 +208,8 @@ class ServerProcess {
   std::thread reader_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool eof_ = false;   // guarded by mu_
-  std::string log_;    // guarded by mu_
+  bool eof_ = false;  // guarded by mu_
+  std::string log_;   // guarded by mu_
 };
 
 }  // namespace taxel::testing

@@ -34,7 +34,8 @@ class ServiceConsistencyTest : public ServerTest {
   }
   // Step s of the test sequence: every env, both branches; twists from step 3 on.
   v1::StepRequest Request(const std::string& scene, int s) const {
-    v1::StepRequest req = MakeStep(scene, kEnvs, MovingPoses(kEnvs, s), s >= 3 ? MovingTwists(kEnvs, s) : std::vector<double>{});
+    v1::StepRequest req =
+        MakeStep(scene, kEnvs, MovingPoses(kEnvs, s), s >= 3 ? MovingTwists(kEnvs, s) : std::vector<double>{});
     req.mutable_read()->add_branches(v1::MEASURED);
     req.mutable_read()->add_branches(v1::GROUND_TRUTH);
     return req;
@@ -88,7 +89,7 @@ TEST_F(ServiceConsistencyTest, ReadingsOverGrpcEqualTheInProcessCoreBitForBit) {
 
   // A step of an env subset, in a chosen order, is compared on those envs.
   std::vector<double> poses = MovingPoses(kEnvs, kSteps);
-  std::vector<double> subset(poses.begin() + 3 * 14, poses.end());  // env 3
+  std::vector<double> subset(poses.begin() + 3 * 14, poses.end());      // env 3
   subset.insert(subset.end(), poses.begin() + 14, poses.begin() + 28);  // env 1
   v1::StepRequest req = MakeStep("mesh", 2, subset);
   req.add_env_ids(3);
@@ -123,7 +124,7 @@ TEST_F(ServiceConsistencyTest, QuaternionOrderScaleAndFloat32InputsAgreeWithTheC
     std::vector<double> wxyz = xyzw, widened = xyzw;
     std::vector<float> f32;
     for (size_t k = 0; k < xyzw.size(); k += 7) {
-      const double* q = &xyzw[k + 3];  // x y z w
+      const double* q = &xyzw[k + 3];                                    // x y z w
       for (int i = 0; i < 4; ++i) wxyz[k + 3 + i] = 2 * q[(i + 3) % 4];  // w x y z
     }
     for (size_t k = 0; k < xyzw.size(); ++k) {

@@ -146,8 +146,8 @@ void ExpectValues(const v1::Tensor& t, const std::vector<float>& expected, const
   ASSERT_EQ(t.dtype(), v1::FLOAT32) << what;
   ASSERT_EQ(t.data().size(), 4 * expected.size()) << what;
   for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_FLOAT_EQ(FloatAt(t, i), expected[i]) << what << " value " << i << " (cell " << i / 3 << ", axis " << i % 3
-                                                << ")";
+    EXPECT_FLOAT_EQ(FloatAt(t, i), expected[i])
+        << what << " value " << i << " (cell " << i / 3 << ", axis " << i % 3 << ")";
   }
 }
 
@@ -189,9 +189,9 @@ class ContactMatrixTest : public ServerTest {
 // Scene info: the axes.
 
 TEST_F(ContactMatrixTest, AxesAreCanonicalWhateverTheSelectorOrder) {
-  const v1::SceneInfo info = MustCreate(ZooSpec(
-      "zoo", 3, {"thumb", "foot", "palm"},
-      {"static/table", "projectile/dart", "object/*", "robot/index", "terrain", "robot/palm"}));
+  const v1::SceneInfo info =
+      MustCreate(ZooSpec("zoo", 3, {"thumb", "foot", "palm"},
+                         {"static/table", "projectile/dart", "object/*", "robot/index", "terrain", "robot/palm"}));
   // Canonical link indices are the declaration order (the table in the header).
   ASSERT_EQ(info.links_size(), kZooLinks);
   EXPECT_EQ(info.links(kPalm).name(), "arm/palm");
@@ -237,8 +237,8 @@ TEST_F(ContactMatrixTest, GlobsAllAndDefaults) {
   // Globs with '?' and '*', on both axes; selectors may overlap.
   info = MustCreate(ZooSpec("globs", 1, {"?alm", "t*", "palm"}, {"robot/*", "object/c?p", "*/dart"}));
   EXPECT_THAT(info.contact_matrix().rows(), ElementsAre("palm", "thumb"));
-  EXPECT_THAT(info.contact_matrix().columns(), ElementsAre("robot/palm", "robot/thumb", "robot/index", "robot/foot",
-                                                           "object/cup", "projectile/dart"));
+  EXPECT_THAT(info.contact_matrix().columns(),
+              ElementsAre("robot/palm", "robot/thumb", "robot/index", "robot/foot", "object/cup", "projectile/dart"));
   EXPECT_EQ(info.contact_matrix().bytes(), 1 * 2 * 6 * 3 * 4);
 
   // Qualified link names select rows too; no partners = ["terrain"] (both terrain entities).
@@ -420,8 +420,8 @@ TEST_F(ReportedTest, BadContactsAreRefusedWithTheirFieldAndChangeNothing) {
   {
     auto ks = good;
     ks[0].body = kZooLinks;
-    cases.push_back({"body out of range", step01(Contacts(ks, false)), "contacts.body[0]",
-                     "link index 10 out of range [0, 10)"});
+    cases.push_back(
+        {"body out of range", step01(Contacts(ks, false)), "contacts.body[0]", "link index 10 out of range [0, 10)"});
   }
   {
     auto ks = good;
@@ -432,8 +432,8 @@ TEST_F(ReportedTest, BadContactsAreRefusedWithTheirFieldAndChangeNothing) {
   {
     auto ks = good;
     ks[1].force.y() = nan;
-    cases.push_back({"NaN force", step01(Contacts(ks, false)), "contacts.force[1][1]",
-                     "expected a finite number, got nan"});
+    cases.push_back(
+        {"NaN force", step01(Contacts(ks, false)), "contacts.force[1][1]", "expected a finite number, got nan"});
   }
   {
     auto ks = good;
@@ -580,14 +580,34 @@ TEST_F(SliceTest, BadSlicesAreRefused) {
     std::string field, message;
   };
   const std::vector<Case> cases = {
-      {"unselected row", {}, {"palm", "index"}, {}, grpc::StatusCode::INVALID_ARGUMENT, "rows[1]",
+      {"unselected row",
+       {},
+       {"palm", "index"},
+       {},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "rows[1]",
        "'index' is not in the contact matrix"},
       {"unknown row", {}, {"elbow"}, {}, grpc::StatusCode::INVALID_ARGUMENT, "rows[0]", "'elbow'"},
-      {"unselected column", {}, {}, {"terrain", "static/table"}, grpc::StatusCode::INVALID_ARGUMENT, "columns[1]",
+      {"unselected column",
+       {},
+       {},
+       {"terrain", "static/table"},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "columns[1]",
        "'static/table' is not in the contact matrix"},
-      {"link name as a column", {}, {}, {"ground/plane"}, grpc::StatusCode::INVALID_ARGUMENT, "columns[0]",
+      {"link name as a column",
+       {},
+       {},
+       {"ground/plane"},
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "columns[0]",
        "'ground/plane'"},
-      {"env out of range", {0, 3}, {}, {}, grpc::StatusCode::OUT_OF_RANGE, "env_ids[1]",
+      {"env out of range",
+       {0, 3},
+       {},
+       {},
+       grpc::StatusCode::OUT_OF_RANGE,
+       "env_ids[1]",
        "env id 3 out of range [0, 3)"},
       {"negative env", {-1}, {}, {}, grpc::StatusCode::OUT_OF_RANGE, "env_ids[0]", "env id -1 out of range"},
       {"repeated env", {1, 1}, {}, {}, grpc::StatusCode::INVALID_ARGUMENT, "env_ids[1]", "appears more than once"},

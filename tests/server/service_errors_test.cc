@@ -36,11 +36,13 @@ TEST_F(ServiceErrorsTest, BadStepsAreRefusedAndChangeNothing) {
   const std::vector<double> good = GoodPoses();
   v1::StepRequest r = Good();
   *r.mutable_poses() = DoubleTensor({2, 1, 7}, std::vector<double>(good.begin(), good.begin() + 14));
-  ExpectRefused("poses shape", Step(r), kInvalid, "poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]", "poses");
+  ExpectRefused("poses shape", Step(r), kInvalid, "poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]",
+                "poses");
 
   r = Good();
   r.mutable_poses()->mutable_data()->resize(27 * 8);
-  ExpectRefused("byte length", Step(r), kInvalid, "poses: shape [2, 2, 7] of FLOAT64 needs 224 bytes, got 216", "poses");
+  ExpectRefused("byte length", Step(r), kInvalid, "poses: shape [2, 2, 7] of FLOAT64 needs 224 bytes, got 216",
+                "poses");
 
   std::vector<double> poses = GoodPoses();
   poses[(1 * kMovingLinks + 0) * 7 + 2] = std::nan("");  // env 1, link 0 (pad), z
@@ -163,7 +165,8 @@ TEST_F(ServiceErrorsTest, BadScenesAreRefused) {
 
   s = good;
   s.mutable_sensors(2)->set_link("hand/nope");
-  ExpectRefused("unknown link", Create(s), grpc::StatusCode::NOT_FOUND, "spec.sensors[2].link: unknown link 'hand/nope'");
+  ExpectRefused("unknown link", Create(s), grpc::StatusCode::NOT_FOUND,
+                "spec.sensors[2].link: unknown link 'hand/nope'");
   EXPECT_EQ(client_->ListScenes()->scenes_size(), 1) << "no refused scene was registered";
 }
 
@@ -196,7 +199,8 @@ TEST_F(ServiceErrorsTest, BadSensorsAreRefused) {
 
   s = GoodSensor();
   s.set_name("kin");
-  ExpectRefused("duplicate", Add(s), grpc::StatusCode::ALREADY_EXISTS, "sensor.name: a sensor named 'kin' already exists");
+  ExpectRefused("duplicate", Add(s), grpc::StatusCode::ALREADY_EXISTS,
+                "sensor.name: a sensor named 'kin' already exists");
 
   s = GoodSensor();
   s.set_kind(v1::ELASTOMER_TAXEL);
@@ -297,14 +301,16 @@ TEST_F(ServiceErrorsTest, ScenesAndProbesBeyondTheLimitsAreRefused) {
   // The grasp scene has 25 + 3 + 2 = 30 probes per env: 3 envs take 90 of the 100 probe slots.
   auto four = (*client)->CreateScene(ToWire(GraspSpec("four", 4, SphereShape(kBallR))));
   EXPECT_EQ(four.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(four.status().message(), HasSubstr("spec.sensors: num_envs x probes = 120 exceeds the server limit of 100"));
+  EXPECT_THAT(four.status().message(),
+              HasSubstr("spec.sensors: num_envs x probes = 120 exceeds the server limit of 100"));
   ASSERT_TRUE((*client)->CreateScene(ToWire(GraspSpec("a", 3, SphereShape(kBallR)))).ok());
   // 3 × (30 + 4) = 102 > 100.
   v1::SensorSpec extra = GoodSensor();
   *extra.mutable_probe_local_pos() = DoubleTensor({4, 3}, std::vector<double>(12, 0.0));
   auto added = (*client)->AddSensor("a", extra);
   EXPECT_EQ(added.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(added.status().message(), HasSubstr("sensor: num_envs x probes would be 102, over the server limit of 100"));
+  EXPECT_THAT(added.status().message(),
+              HasSubstr("sensor: num_envs x probes would be 102, over the server limit of 100"));
   EXPECT_EQ((*client)->GetScene("a")->sensors_size(), 3);
   ASSERT_TRUE((*client)->CreateScene(ToWire(GraspSpec("b", 1, SphereShape(kBallR)))).ok());
   auto third = (*client)->CreateScene(ToWire(GraspSpec("c", 1, SphereShape(kBallR))));

@@ -65,7 +65,8 @@ inline scene::SceneSpec GraspSpec(const std::string& name, int num_envs, const s
   spec.name = name;
   spec.num_envs = num_envs;
   spec.seed = 7;
-  spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
+  spec.entities.push_back(
+      Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
   spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {ball})}));
   scene::LinkSpec plane = Link("plane", {HalfSpaceShape()});
   plane.X_WL.p = Eigen::Vector3d(0, 0, -1);

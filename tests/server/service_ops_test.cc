@@ -1,9 +1,5 @@
 // Operations: grpc.health.v1 (liveness, readiness) and draining, the Prometheus /metrics endpoint,
 // and bearer-token tenants.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,13 +10,17 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/server/service_fixture.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 namespace taxel::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using grpc::health::v1::HealthCheckRequest;
 using grpc::health::v1::HealthCheckResponse;
+using ::testing::HasSubstr;
 
 std::vector<double> TouchingPoses(int num_envs) {
   std::vector<double> p;
@@ -39,8 +39,8 @@ class HealthTest : public ServerTest {
   // The serving status of `service` ("" = the whole server).
   HealthCheckResponse::ServingStatus Check(const std::string& service) {
     if (health_ == nullptr) {
-      health_ = grpc::health::v1::Health::NewStub(
-          grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+      health_ =
+          grpc::health::v1::Health::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
     }
     HealthCheckRequest req;
     req.set_service(service);
@@ -92,7 +92,8 @@ TEST_F(HealthTest, ServingUntilDrainThenNotReadyAndRefusingNewWork) {
 }
 
 TEST_F(HealthTest, UnknownServiceIsNotFound) {
-  auto stub = grpc::health::v1::Health::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  auto stub =
+      grpc::health::v1::Health::NewStub(grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
   HealthCheckRequest req;
   req.set_service("no.such.Service");
   HealthCheckResponse resp;
@@ -159,7 +160,8 @@ TEST(MetricsTest, ExposesRpcStepAndSceneMetrics) {
   const std::string body = HttpGet((*server)->metrics_port(), "/metrics");
   // One Step, answered OK; one GetScene, answered NOT_FOUND.
   EXPECT_THAT(Samples(body, "grpc_server_handled_total", {"grpc_method=\"Step\"", "grpc_code=\"OK\""}),
-              ::testing::ElementsAre(::testing::EndsWith("} 1"))) << body;
+              ::testing::ElementsAre(::testing::EndsWith("} 1")))
+      << body;
   EXPECT_THAT(Samples(body, "grpc_server_handled_total", {"grpc_method=\"GetScene\"", "grpc_code=\"NOT_FOUND\""}),
               ::testing::ElementsAre(::testing::EndsWith("} 1")));
   EXPECT_THAT(Samples(body, "grpc_server_started_total", {"grpc_method=\"Step\"", "grpc_type=\"unary\""}),

@@ -28,7 +28,8 @@ const double kSideDepth = kProbeR - (std::sqrt(0.01 * 0.01 + 0.049 * 0.049) - kB
 //   env 2: ball centre (0.01, 0, 0.054) — the same, one probe pitch along +x
 std::vector<double> LifecyclePoses() {
   std::vector<double> p;
-  for (const Eigen::Vector3d& c : {Eigen::Vector3d(0, 0, 0.054), Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0.01, 0, 0.054)}) {
+  for (const Eigen::Vector3d& c :
+       {Eigen::Vector3d(0, 0, 0.054), Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0.01, 0, 0.054)}) {
     const auto env = PosesXyzw({Eigen::Vector3d::Zero(), c});
     p.insert(p.end(), env.begin(), env.end());
   }
@@ -83,8 +84,8 @@ TEST_F(ServiceLifecycleTest, UploadMeshIsContentAddressedAndIdempotent) {
   auto first = client_->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->newly_added());
-  EXPECT_EQ(first->mesh_id().size(), 64u);  // SHA-256, hex
-  EXPECT_EQ(first->num_triangles(), 20 * 4 * 4);  // 20·frequency² for a geodesic sphere
+  EXPECT_EQ(first->mesh_id().size(), 64u);           // SHA-256, hex
+  EXPECT_EQ(first->num_triangles(), 20 * 4 * 4);     // 20·frequency² for a geodesic sphere
   EXPECT_EQ(first->num_vertices(), 10 * 4 * 4 + 2);  // Euler: V = T/2 + 2
   EXPECT_TRUE(first->watertight());
   EXPECT_FALSE(first->was_inside_out());
@@ -119,7 +120,9 @@ TEST_F(ServiceLifecycleTest, CreateSceneReturnsCanonicalLinksAndOutputShapes) {
   ASSERT_EQ(info.links_size(), 3);
   // Entity by entity, link by link; fixed links have moving_index −1.
   const std::vector<std::tuple<std::string, std::string, v1::EntityKind, int>> links = {
-      {"hand/pad", "hand", v1::ROBOT, 0}, {"ball/body", "ball", v1::OBJECT, 1}, {"ground/plane", "ground", v1::TERRAIN, -1}};
+      {"hand/pad", "hand", v1::ROBOT, 0},
+      {"ball/body", "ball", v1::OBJECT, 1},
+      {"ground/plane", "ground", v1::TERRAIN, -1}};
   for (int l = 0; l < 3; ++l) {
     EXPECT_EQ(info.links(l).name(), std::get<0>(links[l]));
     EXPECT_EQ(info.links(l).index(), l);
@@ -261,7 +264,7 @@ TEST_F(ServiceLifecycleTest, StepReadResetDelete) {
   const std::vector<double> expected_depth = {0.003, kSideDepth, 0, 0, 0, 0, kSideDepth, 0.003, kSideDepth};
   for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(FloatAt(depth->channels().at("depth"), i), expected_depth[i], 1e-9) << i;
   EXPECT_NEAR(FloatAt(depth->channels().at("area"), 0), kPi * (2 * kProbeR * 0.003 - 0.003 * 0.003), 2e-12);
-  EXPECT_FLOAT_EQ(FloatAt(depth->channels().at("normal"), 2), -1.0f);  // env 0, probe 0: out of the ball
+  EXPECT_FLOAT_EQ(FloatAt(depth->channels().at("normal"), 2), -1.0f);             // env 0, probe 0: out of the ball
   const std::vector<int32_t> expected_partner = {1, 1, -1, -1, -1, -1, 1, 1, 1};  // 1 = ball/body
   for (size_t i = 0; i < 9; ++i) EXPECT_EQ(Int32At(depth->channels().at("partner"), i), expected_partner[i]) << i;
 

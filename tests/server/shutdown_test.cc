@@ -1,7 +1,6 @@
 // The real taxel-server binary as a subprocess: it reports its port on stderr, and on SIGTERM it
 // ends open streams with UNAVAILABLE and exits with code 0.
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <string>
@@ -11,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "taxel/client.h"
 #include "tests/server/server_process.h"
+#include <sys/wait.h>
 
 namespace taxel {
 namespace {
@@ -44,8 +44,8 @@ v1::SceneSpec OneBallScene() {
 TEST(ShutdownTest, SigtermEndsStreamsWithUnavailableAndExitsZero) {
   ServerProcess server;
   ASSERT_TRUE(server.Start());
-  ASSERT_TRUE(server.WaitStarted(Clock::now() + std::chrono::seconds(20)))
-      << "no server_started line; stderr:\n" << server.log();
+  ASSERT_TRUE(server.WaitStarted(Clock::now() + std::chrono::seconds(20))) << "no server_started line; stderr:\n"
+                                                                           << server.log();
   const int port = server.Port();
   ASSERT_GT(port, 0) << server.log();
 

@@ -16,7 +16,6 @@
 // TAXEL_SOAK_SECONDS: T, 4 to 86400 (default 20); TAXEL_SOAK_STREAMS: 1 to 256 (default 32);
 // TAXEL_SOAK_WARMUP_SECONDS: the longest warm-up, 5 to 3600 (default 60).
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +33,7 @@
 #include "gtest/gtest.h"
 #include "taxel/client.h"
 #include "tests/server/server_process.h"
+#include <sys/wait.h>
 
 namespace taxel::testing {
 namespace {
@@ -255,8 +255,8 @@ TEST(SoakTest, ConcurrentStepStreamsStayCorrectAndMemoryStaysFlat) {
   for (std::thread& t : threads) t.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
 
-  std::cout << "soak: " << streams << " streams, warm-up " << warmup_seconds << " s + " << seconds << " s: "
-            << state.steps.load() << " steps (" << static_cast<int64_t>(state.steps.load() / elapsed)
+  std::cout << "soak: " << streams << " streams, warm-up " << warmup_seconds << " s + " << seconds
+            << " s: " << state.steps.load() << " steps (" << static_cast<int64_t>(state.steps.load() / elapsed)
             << " /s); server VmRSS at the end of the warm-up " << rss_warm << " kB, at the end " << rss_end
             << " kB (max " << rss_max << ")\n"
             << "soak: VmRSS (kB) by second: " << trace << "\n";
@@ -271,8 +271,8 @@ TEST(SoakTest, ConcurrentStepStreamsStayCorrectAndMemoryStaysFlat) {
   }
   ASSERT_TRUE(server.Running()) << "taxel-server died: " << server.ExitDescription() << "\n" << server.LogTail();
   for (int i = 0; i < streams; ++i) EXPECT_GT(steps[i], 0) << "stream " << i << " made no step";
-  ASSERT_TRUE(settled) << "VmRSS still changing by more than " << 100 * kSettleTolerance << " % over "
-                       << kSettleSamples << " s after " << max_warmup << " s of warm-up: " << trace;
+  ASSERT_TRUE(settled) << "VmRSS still changing by more than " << 100 * kSettleTolerance << " % over " << kSettleSamples
+                       << " s after " << max_warmup << " s of warm-up: " << trace;
   ASSERT_GT(rss_end, 0) << "no RSS sample after the warm-up";
   EXPECT_LE(std::abs(rss_end - rss_warm), kRssTolerance * rss_warm)
       << "VmRSS " << rss_warm << " kB after the warm-up, " << rss_end << " kB at the end: " << trace;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "google/protobuf/util/message_differencer.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/server/service_fixture.h"
 

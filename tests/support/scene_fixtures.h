@@ -40,8 +40,7 @@ inline scene::ShapeSpec HalfSpaceShape() {
   return s;
 }
 
-inline scene::EntitySpec Entity(const std::string& name, scene::EntityKind kind,
-                                std::vector<scene::LinkSpec> links) {
+inline scene::EntitySpec Entity(const std::string& name, scene::EntityKind kind, std::vector<scene::LinkSpec> links) {
   scene::EntitySpec e;
   e.name = name;
   e.kind = kind;

@@ -9,8 +9,7 @@
 
 namespace taxel::testing {
 
-std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
-                                           uint64_t seed) {
+std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi, uint64_t seed) {
   const Philox4x32 rng(seed, 0);
   std::vector<Eigen::Vector3d> points(n);
   for (int i = 0; i < n; ++i) {

@@ -15,8 +15,7 @@
 namespace taxel::testing {
 
 /// Deterministic uniform points in the box [lo, hi] (seeded; no wall clock).
-std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi,
-                                           uint64_t seed);
+std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi, uint64_t seed);
 
 /// Deterministic random boxes: centres uniform in [−1, 1]³, half sizes uniform in [0.001, 0.05]³.
 std::vector<geometry::Aabb> RandomBoxes(int n, uint64_t seed);

@@ -12,8 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -79,7 +79,8 @@ Args ParseArgs(int argc, char** argv) {
 }
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "taxel-cli: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(), std::string(s.message()).c_str());
+  std::fprintf(stderr, "taxel-cli: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+               std::string(s.message()).c_str());
   return 1;
 }
 
@@ -141,8 +142,9 @@ void PrintSummary(const v1::StepResponse& r) {
         double max_abs = 0;
         int active = 0;
         for (size_t k = 0; k < values.size(); k += vec ? 3 : 1) {
-          const double v = vec ? std::sqrt(values[k] * values[k] + values[k + 1] * values[k + 1] + values[k + 2] * values[k + 2])
-                               : std::abs(values[k]);
+          const double v =
+              vec ? std::sqrt(values[k] * values[k] + values[k + 1] * values[k + 1] + values[k + 2] * values[k + 2])
+                  : std::abs(values[k]);
           max_abs = std::max(max_abs, v);
           active += v > 0;
         }
@@ -218,7 +220,8 @@ int Read(taxel::Client& client, const Args& a) {
     std::map<std::string, const v1::Tensor*> sorted;
     for (const auto& [name, t] : reading.channels()) sorted[name] = &t;
     for (const auto& [name, t] : sorted) {
-      std::printf("%s.%s shape [%s]\n", reading.sensor().c_str(), name.c_str(), absl::StrJoin(t->shape(), ", ").c_str());
+      std::printf("%s.%s shape [%s]\n", reading.sensor().c_str(), name.c_str(),
+                  absl::StrJoin(t->shape(), ", ").c_str());
       if (t->dtype() != v1::FLOAT32) continue;
       const auto values = *taxel::FloatValues(*t);
       const bool vec = IsVectorChannel(name);

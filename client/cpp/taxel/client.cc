@@ -41,12 +41,12 @@ void Client::Prepare(grpc::ClientContext* ctx, bool deadline) const {
   if (!options_.bearer_token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.bearer_token);
 }
 
-#define TAXEL_CLIENT_UNARY(Method, request, Response)   \
-  grpc::ClientContext ctx;                              \
-  Prepare(&ctx);                                        \
-  Response response;                                    \
+#define TAXEL_CLIENT_UNARY(Method, request, Response)             \
+  grpc::ClientContext ctx;                                        \
+  Prepare(&ctx);                                                  \
+  Response response;                                              \
   const grpc::Status s = stub_->Method(&ctx, request, &response); \
-  if (!s.ok()) return FromGrpc(s);                      \
+  if (!s.ok()) return FromGrpc(s);                                \
   return response
 
 absl::StatusOr<v1::ServerInfo> Client::GetServerInfo() {
@@ -232,9 +232,8 @@ absl::Status ExpandTensor(v1::Tensor* tensor) {
   }
   const std::string& mask = tensor->nonzero_mask();
   const auto* bits = reinterpret_cast<const uint8_t*>(mask.data());
-  const int64_t count = mask.size() == NonzeroMaskBytes(static_cast<size_t>(n))
-                            ? CountNonzeroMask(bits, static_cast<size_t>(n))
-                            : -1;
+  const int64_t count =
+      mask.size() == NonzeroMaskBytes(static_cast<size_t>(n)) ? CountNonzeroMask(bits, static_cast<size_t>(n)) : -1;
   if (count < 0 || tensor->data().size() != static_cast<size_t>(count) * item) {
     return absl::DataLossError(absl::StrCat("tensor: sparse form of ", n, " elements with a ", mask.size(),
                                             "-byte mask and ", tensor->data().size(), " bytes of data"));

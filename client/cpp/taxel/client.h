@@ -25,10 +25,10 @@ class StepStream;
 class Client {
  public:
   struct Options {
-    std::string target = "127.0.0.1:50051";  ///< host:port or unix:/path
-    double timeout_seconds = 60;             ///< deadline of each unary call
-    int64_t max_message_bytes = 64LL << 20;  ///< match the server's limit
-    std::string bearer_token;                ///< sent as "authorization: Bearer <token>" if set
+    std::string target = "127.0.0.1:50051";                 ///< host:port or unix:/path
+    double timeout_seconds = 60;                            ///< deadline of each unary call
+    int64_t max_message_bytes = 64LL << 20;                 ///< match the server's limit
+    std::string bearer_token;                               ///< sent as "authorization: Bearer <token>" if set
     std::shared_ptr<grpc::ChannelCredentials> credentials;  ///< default: insecure
     /// Step, StepStream and ReadSensors ask for the sparse form of the readings
     /// (ReadSpec.sparse: zeros left out, ~4× fewer bytes for typical tactile data) and expand it

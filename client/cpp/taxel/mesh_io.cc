@@ -19,7 +19,8 @@ class VertexMerger {
  public:
   explicit VertexMerger(MeshArrays* out) : out_(out) {}
   int32_t Add(double x, double y, double z) {
-    auto [it, inserted] = index_.emplace(std::array<double, 3>{x, y, z}, static_cast<int32_t>(out_->vertices.size() / 3));
+    auto [it, inserted] =
+        index_.emplace(std::array<double, 3>{x, y, z}, static_cast<int32_t>(out_->vertices.size() / 3));
     if (inserted) out_->vertices.insert(out_->vertices.end(), {x, y, z});
     return it->second;
   }
@@ -48,7 +49,8 @@ absl::StatusOr<MeshArrays> ParseObj(const std::string& text, const std::string& 
       }
       mesh.vertices.insert(mesh.vertices.end(), {x, y, z});
     } else if (tok[0] == "f") {
-      if (tok.size() < 4) return absl::InvalidArgumentError(absl::StrCat(name, ":", line_no, ": a face needs 3 vertices"));
+      if (tok.size() < 4)
+        return absl::InvalidArgumentError(absl::StrCat(name, ":", line_no, ": a face needs 3 vertices"));
       std::vector<int32_t> idx;
       const int64_t nv = static_cast<int64_t>(mesh.vertices.size() / 3);
       for (size_t k = 1; k < tok.size(); ++k) {
@@ -63,7 +65,8 @@ absl::StatusOr<MeshArrays> ParseObj(const std::string& text, const std::string& 
         }
         idx.push_back(static_cast<int32_t>(zero_based));
       }
-      for (size_t k = 1; k + 1 < idx.size(); ++k) mesh.triangles.insert(mesh.triangles.end(), {idx[0], idx[k], idx[k + 1]});
+      for (size_t k = 1; k + 1 < idx.size(); ++k)
+        mesh.triangles.insert(mesh.triangles.end(), {idx[0], idx[k], idx[k + 1]});
     }
   }
   if (mesh.triangles.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": no faces"));
@@ -109,7 +112,8 @@ absl::StatusOr<MeshArrays> ParseStl(const std::string& bytes, const std::string&
       }
       facet.push_back(merger.Add(x, y, z));
     } else if (tok[0] == "endloop") {
-      for (size_t k = 1; k + 1 < facet.size(); ++k) mesh.triangles.insert(mesh.triangles.end(), {facet[0], facet[k], facet[k + 1]});
+      for (size_t k = 1; k + 1 < facet.size(); ++k)
+        mesh.triangles.insert(mesh.triangles.end(), {facet[0], facet[k], facet[k + 1]});
       facet.clear();
     }
   }

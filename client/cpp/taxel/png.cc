@@ -90,7 +90,8 @@ absl::Status WriteHeatmapPng(const std::string& path, int rows, int cols, const 
     for (int x = 0; x < w; ++x) {
       // Row 0 of the grid at the bottom of the image (y up), like a plot.
       const float v = vmax > 0 ? std::abs(values[(rows - 1 - y / cell_px) * cols + x / cell_px]) / vmax : 0.f;
-      const float r = std::clamp(3 * v, 0.f, 1.f), g = std::clamp(3 * v - 1, 0.f, 1.f), b = std::clamp(3 * v - 2, 0.f, 1.f);
+      const float r = std::clamp(3 * v, 0.f, 1.f), g = std::clamp(3 * v - 1, 0.f, 1.f),
+                  b = std::clamp(3 * v - 2, 0.f, 1.f);
       uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
       p[0] = static_cast<uint8_t>(255 * r), p[1] = static_cast<uint8_t>(255 * g), p[2] = static_cast<uint8_t>(255 * b);
     }

@@ -82,7 +82,7 @@ TEST(MeshStoreEstimateTest, BoundsTheBuiltSize) {
     geometry::MeshStore store;
     ASSERT_TRUE(store.Add(m.vertices, m.triangles).ok());
     const double estimate = geometry::MeshStore::EstimateBytes(static_cast<int64_t>(m.vertices.size()),
-                                                                static_cast<int64_t>(m.triangles.size()));
+                                                               static_cast<int64_t>(m.triangles.size()));
     SCOPED_TRACE(m.triangles.size());
     EXPECT_GE(estimate, static_cast<double>(store.memory_bytes()));
     if (m.triangles.size() > 4000) {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/common/rng.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/common/rng.h"
 
 namespace taxel {
 namespace {
@@ -137,8 +137,8 @@ TEST(PoseToArrayTest, RoundTripsBothOrders) {
   const Philox4x32 rng(7, 0);
   for (uint32_t i = 0; i < 200; ++i) {
     const auto b0 = rng(i, 0, 0, 0), b1 = rng(i, 1, 0, 0);
-    const Eigen::Vector4d q(NormalFromBits(b0[0], b0[1]), NormalFromBits(b0[2], b0[3]),
-                            NormalFromBits(b1[0], b1[1]), NormalFromBits(b1[2], b1[3]));  // x y z w
+    const Eigen::Vector4d q(NormalFromBits(b0[0], b0[1]), NormalFromBits(b0[2], b0[3]), NormalFromBits(b1[0], b1[1]),
+                            NormalFromBits(b1[2], b1[3]));  // x y z w
     const Eigen::Vector4d qn = q / q.norm();
     for (QuatOrder order : {QuatOrder::kXyzw, QuatOrder::kWxyz}) {
       double in[7] = {0.5 * i, -1.0, 2.5};

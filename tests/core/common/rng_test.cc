@@ -2,10 +2,10 @@
 // moment checks of the uniform and normal transforms with CLT-derived tolerances.
 #include "core/common/rng.h"
 
-#include <cmath>
-#include <cstring>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -143,7 +143,7 @@ TEST(NormalTest, ExtremeWordsStayFinite) {
   // u1 = UniformOpenZero(0) = 2^-32 > 0, so log never sees 0: |z| <= sqrt(-2 ln 2^-32) = 6.66.
   const double z = NormalFromBits(0, 0);
   EXPECT_NEAR(z, std::sqrt(64.0 * std::log(2.0)), 1e-12);  // cos(0) = 1
-  EXPECT_EQ(NormalFromBits(0xffffffffu, 0), 0.0);           // u1 = 1: radius 0
+  EXPECT_EQ(NormalFromBits(0xffffffffu, 0), 0.0);          // u1 = 1: radius 0
 }
 
 // FillStandardNormals against its documented formula, evaluated here in double with libm: block

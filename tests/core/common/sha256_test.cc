@@ -38,9 +38,7 @@ TEST(Sha256Test, TwoBlockMessage448Bits) {
 
 TEST(Sha256Test, Message896Bits) { EXPECT_EQ(HexOf(k896Bit), k896BitDigest); }
 
-TEST(Sha256Test, OneMillionA) {
-  EXPECT_EQ(HexOf(std::string(1000000, 'a')), kMillionA);
-}
+TEST(Sha256Test, OneMillionA) { EXPECT_EQ(HexOf(std::string(1000000, 'a')), kMillionA); }
 
 TEST(Sha256Test, OneMillionAInUnevenChunks) {
   // Same message fed in chunks of 1, 2, ..., 997 bytes (cycling): block boundaries fall everywhere.

@@ -8,9 +8,9 @@
 #include "core/scene/scene.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/thread_pool.h"
 #include "tests/core/contact/contact_matrix_test_util.h"
 #include "tests/support/scene_fixtures.h"
-#include "server/thread_pool.h"
 
 namespace taxel::scene {
 namespace {

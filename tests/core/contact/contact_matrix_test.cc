@@ -242,9 +242,9 @@ TEST_F(ContactMatrixReportedTest, AggregatesSelectedPairsPerEnv) {
 // A contact acts on both links: reported as (terrain, foot) it lands on the foot's row with the
 // opposite sign; between base and foot it fills both robot cells, antisymmetrically.
 TEST_F(ContactMatrixReportedTest, ContactsActOnBothLinks) {
-  Add(0, ground_, foot_, {0, 0, -10});     // force on the ground: the foot gets (0, 0, 10)
+  Add(0, ground_, foot_, {0, 0, -10});         // force on the ground: the foot gets (0, 0, 10)
   Add(0, base_, foot_, {1, 2, 3}, {0, 1, 0});  // base: (1, 2, 3); foot: (−1, −2, −3)
-  Add(1, box_, base_, {0, 0, 5});          // box is no column: dropped on both sides
+  Add(1, box_, base_, {0, 0, 5});              // box is no column: dropped on both sides
   ASSERT_TRUE(Step().ok());
   ExpectCell(M(), 0, 1, 0, {0, 0, 10});    // foot, terrain
   ExpectCell(M(), 0, 0, 2, {1, 2, 3});     // base, robot/foot

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "core/geometry/closest_point_triangle.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/geometry/mesh_signed_distance.h"
+#include "gtest/gtest.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {
@@ -22,9 +22,7 @@ using ::taxel::testing::RandomBoxes;
 using ::taxel::testing::UniformPoints;
 using Vec = Eigen::Vector3d;
 
-Aabb NodeBox(const BvhNode& n) {
-  return {Vec(n.lo[0], n.lo[1], n.lo[2]), Vec(n.hi[0], n.hi[1], n.hi[2])};
-}
+Aabb NodeBox(const BvhNode& n) { return {Vec(n.lo[0], n.lo[1], n.lo[2]), Vec(n.hi[0], n.hi[1], n.hi[2])}; }
 
 bool ContainsBox(const Aabb& outer, const Aabb& inner) {
   return (outer.lo.array() <= inner.lo.array()).all() && (inner.hi.array() <= outer.hi.array()).all();
@@ -198,8 +196,8 @@ class ClosestPointTest : public ::testing::TestWithParam<NamedMesh> {
     ASSERT_LT(r.triangle, sdf_->mesh().num_triangles());
     const Triangle& t = sdf_->mesh().triangle(r.triangle);
     TriangleFeature f;
-    const Vec q = ClosestPointOnTriangle(p, sdf_->mesh().vertex(t[0]), sdf_->mesh().vertex(t[1]),
-                                         sdf_->mesh().vertex(t[2]), &f);
+    const Vec q =
+        ClosestPointOnTriangle(p, sdf_->mesh().vertex(t[0]), sdf_->mesh().vertex(t[1]), sdf_->mesh().vertex(t[2]), &f);
     EXPECT_EQ(f, r.feature);
     EXPECT_LE((q - r.point).norm(), 1e-15 * (1 + q.norm()));
     EXPECT_NEAR((p - r.point).squaredNorm(), r.squared_distance, 1e-15 * (1 + r.squared_distance));

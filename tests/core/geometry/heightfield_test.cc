@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "core/geometry/closest_point_triangle.h"
 #include "core/geometry/primitive_signed_distance.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {
@@ -48,8 +48,8 @@ TEST(HeightfieldCreateTest, ValidationErrors) {
   ExpectInvalid(Heightfield::Create(1, 6, 0.1, 0.1, six).status(), "heightfield", "at least 2x2");
   ExpectInvalid(Heightfield::Create(6, 1, 0.1, 0.1, six).status(), "heightfield", "at least 2x2");
   ExpectInvalid(Heightfield::Create(0, 0, 0.1, 0.1, {}, "terrain").status(), "terrain", "at least 2x2");
-  for (auto [dx, dy] : {std::pair{0.0, 0.1}, std::pair{0.1, -1.0}, std::pair{std::nan(""), 0.1},
-                        std::pair{0.1, kInf}}) {
+  for (auto [dx, dy] :
+       {std::pair{0.0, 0.1}, std::pair{0.1, -1.0}, std::pair{std::nan(""), 0.1}, std::pair{0.1, kInf}}) {
     ExpectInvalid(Heightfield::Create(2, 3, dx, dy, six).status(), "heightfield", "spacing");
   }
   ExpectInvalid(Heightfield::Create(2, 3, 0.1, 0.1, std::vector<double>(5, 0.0)).status(), "heightfield.heights",
@@ -82,9 +82,9 @@ TEST(HeightfieldHeightAtTest, BothTrianglesOfACellByHand) {
   const auto hf = OneCell();
   EXPECT_NEAR(hf->HeightAt(0.5, -0.5), 0.25 - 0.75 + 2, 1e-15);  // A: 1.5
   EXPECT_NEAR(hf->HeightAt(-0.5, 0.5), -0.5 + 0.5 + 2, 1e-15);   // B: 2.0
-  EXPECT_NEAR(hf->HeightAt(0.9, 0.2), 0.45 + 0.3 + 2, 1e-15);     // A
-  EXPECT_NEAR(hf->HeightAt(-0.8, -0.1), -0.8 - 0.1 + 2, 1e-15);   // B
-  EXPECT_NEAR(hf->HeightAt(0, 0), 2, 1e-15);                      // on the diagonal: both agree
+  EXPECT_NEAR(hf->HeightAt(0.9, 0.2), 0.45 + 0.3 + 2, 1e-15);    // A
+  EXPECT_NEAR(hf->HeightAt(-0.8, -0.1), -0.8 - 0.1 + 2, 1e-15);  // B
+  EXPECT_NEAR(hf->HeightAt(0, 0), 2, 1e-15);                     // on the diagonal: both agree
   // Samples.
   EXPECT_EQ(hf->HeightAt(-1, -1), 0);
   EXPECT_EQ(hf->HeightAt(1, -1), 1);

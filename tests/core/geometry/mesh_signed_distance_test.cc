@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "core/geometry/closest_point_triangle.h"
 #include "core/geometry/mesh_generators.h"
+#include "gtest/gtest.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {
@@ -24,7 +24,6 @@ namespace {
 double DistanceTolerance(const Eigen::Vector3d& p, double d) {
   return 1e-14 * (1 + d) + 4 * std::numeric_limits<double>::epsilon() * p.cwiseAbs().maxCoeff();
 }
-
 
 using ::taxel::testing::BruteForceSquaredDistance;
 using ::taxel::testing::BruteForceWindingNumber;
@@ -193,8 +192,8 @@ TEST_P(MeshSdfShapeTest, SignAt10000PointsIncludingNearEdgesAndVertices) {
     }
     if (i >= 4000) (inside ? near_inside : near_outside)++;
     const SignedDistanceResult r = sdf_->Query(p);
-    ASSERT_EQ(r.distance < 0, inside) << GetParam().name << " point " << i << " at " << p.transpose()
-                                      << " sd " << r.distance;
+    ASSERT_EQ(r.distance < 0, inside) << GetParam().name << " point " << i << " at " << p.transpose() << " sd "
+                                      << r.distance;
     ASSERT_EQ(sdf_->IsInside(p), inside) << p.transpose();
   }
   // Both sides well represented near the features, and the analytic classification used.
@@ -264,7 +263,8 @@ TEST_P(MeshSdfShapeTest, BoundedQuery) {
       const SignedDistanceResult r = sdf_->Query(p, max_distance);
       if (is_inside) {
         ++inside;
-        ASSERT_NEAR(r.distance, -d, DistanceTolerance(p, d)) << "inside, max " << max_distance << " at " << p.transpose();
+        ASSERT_NEAR(r.distance, -d, DistanceTolerance(p, d))
+            << "inside, max " << max_distance << " at " << p.transpose();
       } else if (d <= max_distance) {
         ++within;
         ASSERT_NEAR(r.distance, d, DistanceTolerance(p, d)) << p.transpose();

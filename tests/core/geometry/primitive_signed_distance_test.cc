@@ -285,54 +285,51 @@ std::vector<PrimitiveCase> Cases() {
   }
   {
     const Vec h(0.5, 1.0, 1.5);
-    cases.push_back(
-        {"box", [=](const Vec& p) { return BoxSignedDistance(h, p); },
-         [=](const Vec& p) {
-           // sd = |max(q, 0)| + min(max_i q_i, 0), q = |p| − h.
-           const Vec q = p.cwiseAbs() - h;
-           return q.cwiseMax(0.0).norm() + std::min(q.maxCoeff(), 0.0);
-         },
-         [=](const Vec& p) {
-           Vec q = p.cwiseAbs() - h;
-           if (q.maxCoeff() > 0) return false;  // outside a convex set: smooth
-           std::sort(q.data(), q.data() + 3);
-           return q[2] - q[1] < 1e-3;  // two faces (nearly) equidistant
-         },
-         Vec(1.5, 2, 2.5)});
+    cases.push_back({"box", [=](const Vec& p) { return BoxSignedDistance(h, p); },
+                     [=](const Vec& p) {
+                       // sd = |max(q, 0)| + min(max_i q_i, 0), q = |p| − h.
+                       const Vec q = p.cwiseAbs() - h;
+                       return q.cwiseMax(0.0).norm() + std::min(q.maxCoeff(), 0.0);
+                     },
+                     [=](const Vec& p) {
+                       Vec q = p.cwiseAbs() - h;
+                       if (q.maxCoeff() > 0) return false;  // outside a convex set: smooth
+                       std::sort(q.data(), q.data() + 3);
+                       return q[2] - q[1] < 1e-3;  // two faces (nearly) equidistant
+                     },
+                     Vec(1.5, 2, 2.5)});
   }
   {
     const double radius = 0.4, half_length = 0.8;
-    cases.push_back(
-        {"capsule", [=](const Vec& p) { return CapsuleSignedDistance(radius, half_length, p); },
-         [=](const Vec& p) {
-           // Distance to the segment a b, a = (0,0,−l), b = (0,0,l), minus the radius.
-           const Vec a(0, 0, -half_length), b(0, 0, half_length);
-           const double t = std::clamp((p - a).dot(b - a) / (b - a).squaredNorm(), 0.0, 1.0);
-           return (p - (a + t * (b - a))).norm() - radius;
-         },
-         [=](const Vec& p) {
-           const double z = std::clamp(p.z(), -half_length, half_length);
-           return (p - Vec(0, 0, z)).norm() < 1e-2;
-         },
-         Vec(1, 1, 1.5)});
+    cases.push_back({"capsule", [=](const Vec& p) { return CapsuleSignedDistance(radius, half_length, p); },
+                     [=](const Vec& p) {
+                       // Distance to the segment a b, a = (0,0,−l), b = (0,0,l), minus the radius.
+                       const Vec a(0, 0, -half_length), b(0, 0, half_length);
+                       const double t = std::clamp((p - a).dot(b - a) / (b - a).squaredNorm(), 0.0, 1.0);
+                       return (p - (a + t * (b - a))).norm() - radius;
+                     },
+                     [=](const Vec& p) {
+                       const double z = std::clamp(p.z(), -half_length, half_length);
+                       return (p - Vec(0, 0, z)).norm() < 1e-2;
+                     },
+                     Vec(1, 1, 1.5)});
   }
   {
     const double radius = 0.6, half_length = 0.9;
-    cases.push_back(
-        {"cylinder", [=](const Vec& p) { return CylinderSignedDistance(radius, half_length, p); },
-         [=](const Vec& p) {
-           // d = (rho − r, |z| − l); sd = min(max(d), 0) + |max(d, 0)|.
-           const double dr = std::sqrt(p.x() * p.x() + p.y() * p.y()) - radius;
-           const double dz = std::abs(p.z()) - half_length;
-           return std::min(std::max(dr, dz), 0.0) + std::hypot(std::max(dr, 0.0), std::max(dz, 0.0));
-         },
-         [=](const Vec& p) {
-           const double rho = std::hypot(p.x(), p.y());
-           const double dr = rho - radius, dz = std::abs(p.z()) - half_length;
-           if (dr > 0 || dz > 0) return false;
-           return std::abs(dr - dz) < 1e-3 || rho < 1e-2;
-         },
-         Vec(1.2, 1.2, 1.5)});
+    cases.push_back({"cylinder", [=](const Vec& p) { return CylinderSignedDistance(radius, half_length, p); },
+                     [=](const Vec& p) {
+                       // d = (rho − r, |z| − l); sd = min(max(d), 0) + |max(d, 0)|.
+                       const double dr = std::sqrt(p.x() * p.x() + p.y() * p.y()) - radius;
+                       const double dz = std::abs(p.z()) - half_length;
+                       return std::min(std::max(dr, dz), 0.0) + std::hypot(std::max(dr, 0.0), std::max(dz, 0.0));
+                     },
+                     [=](const Vec& p) {
+                       const double rho = std::hypot(p.x(), p.y());
+                       const double dr = rho - radius, dz = std::abs(p.z()) - half_length;
+                       if (dr > 0 || dz > 0) return false;
+                       return std::abs(dr - dz) < 1e-3 || rho < 1e-2;
+                     },
+                     Vec(1.2, 1.2, 1.5)});
   }
   cases.push_back({"half_space", [](const Vec& p) { return HalfSpaceSignedDistance(p); },
                    [](const Vec& p) { return p.z(); }, [](const Vec&) { return false; }, Vec::Constant(2)});

@@ -6,9 +6,9 @@
 #include <limits>
 #include <string>
 
+#include "core/geometry/mesh_generators.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/geometry/mesh_generators.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {

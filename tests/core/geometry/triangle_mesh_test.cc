@@ -8,14 +8,14 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "core/common/sha256.h"
 #include "core/geometry/mesh_generators.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "core/geometry/closest_point_triangle.h"
+#include "gtest/gtest.h"
 #include "tests/support/test_support.h"
 
 namespace taxel::geometry {
@@ -26,8 +26,8 @@ double ExactSquaredDistance(const Vec& p, const Vec& a, const Vec& b, const Vec&
 
 float Bound(const TriangleSlab& s, const Vec& p) {
   float lb2[4];
-  TriangleSlabsWithin(&s, 1, static_cast<float>(p.x()), static_cast<float>(p.y()), static_cast<float>(p.z()),
-                      INFINITY, lb2);
+  TriangleSlabsWithin(&s, 1, static_cast<float>(p.x()), static_cast<float>(p.y()), static_cast<float>(p.z()), INFINITY,
+                      lb2);
   return lb2[0];
 }
 
@@ -87,8 +87,8 @@ TEST(TriangleSlabTest, BoundNeverExceedsTheExactDistanceBeyondTheSlack) {
         // Every fourth triangle is a sliver: c near the midpoint of ab, ~1e-5 of |ab| off it.
         const Vec c = t % 4 == 0 ? Vec(0.5 * (a + b) + 1e-5 * (b - a).norm() * corners[3 * t + 2].normalized())
                                  : Vec(origin + corners[3 * t + 2]);
-        if ((b - a).cross(c - a).norm() <= 1e-12 * std::max({(b - a).squaredNorm(), (c - a).squaredNorm(),
-                                                             (c - b).squaredNorm()})) {
+        if ((b - a).cross(c - a).norm() <=
+            1e-12 * std::max({(b - a).squaredNorm(), (c - a).squaredNorm(), (c - b).squaredNorm()})) {
           continue;  // a mesh would refuse it
         }
         const TriangleSlab s = MakeTriangleSlab(a, b, c);

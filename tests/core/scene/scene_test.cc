@@ -7,8 +7,8 @@
 #include "core/geometry/mesh_generators.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/scene_fixtures.h"
 #include "server/thread_pool.h"
+#include "tests/support/scene_fixtures.h"
 
 namespace taxel::scene {
 namespace {
@@ -325,7 +325,8 @@ TEST(SceneDeterminismTest, BitIdenticalAcrossThreadCounts) {
   spec.sensors.push_back(GridSensor("touch", SensorKind::kContactProbe));
   std::vector<double> poses;
   for (int e = 0; e < 16; ++e) {
-    auto p = PosesXyzw({Eigen::Vector3d(0.001 * e, 0, 0), Eigen::Vector3d(0.002 * e - 0.01, 0.001 * e, 0.044 - 0.0002 * e)});
+    auto p =
+        PosesXyzw({Eigen::Vector3d(0.001 * e, 0, 0), Eigen::Vector3d(0.002 * e - 0.01, 0.001 * e, 0.044 - 0.0002 * e)});
     poses.insert(poses.end(), p.begin(), p.end());
   }
   std::vector<std::vector<char>> results;

@@ -63,8 +63,8 @@ TEST(ElastomerDilationTest, FftEqualsTheDirectSum) {
         const double scale = MaxAbs(direct);
         ASSERT_GT(scale, 0);
         for (size_t i = 0; i < direct.size(); ++i) {
-          ASSERT_NEAR(fft[i], direct[i], 1e-6 * scale) << rows << "x" << cols << " tilted " << tilted << " c " << c
-                                                       << " at " << i;
+          ASSERT_NEAR(fft[i], direct[i], 1e-6 * scale)
+              << rows << "x" << cols << " tilted " << tilted << " c " << c << " at " << i;
         }
         ++cases;
       }
@@ -222,7 +222,8 @@ TEST(ElastomerDilationTest, GridGelsUseTheBondedLayerKernelNormalisedToItsPeak) 
     EXPECT_GT(energy, previous) << r.thickness;
     previous = energy;
     const double scale = MaxAbs(direct);
-    for (size_t k = 0; k < direct.size(); ++k) ASSERT_NEAR(fft[k], direct[k], 1e-6 * scale) << r.thickness << " at " << k;
+    for (size_t k = 0; k < direct.size(); ++k)
+      ASSERT_NEAR(fft[k], direct[k], 1e-6 * scale) << r.thickness << " at " << k;
     // The same pad given as a flat list has no lattice: it keeps the 1/(r² + ε²) kernel.
     auto flat = ProbeLayout::Create(pos, {0.0}, {}, 0, 0);
     TrackedGeometry gf({}, 1, {{}});
@@ -281,9 +282,7 @@ class GelPad : public ::testing::Test {
     in.dt = 0.01;
     return scene_->Step(in, pool_);
   }
-  static Eigen::Vector3d BallAt(double press, double x = 0, double y = 0) {
-    return {x, y, kTop + kBallR - press};
-  }
+  static Eigen::Vector3d BallAt(double press, double x = 0, double y = 0) { return {x, y, kTop + kBallR - press}; }
   static std::vector<float> U(const Sensor* s, Branch b = Branch::kGroundTruth) { return s->outputs(b).displacement; }
 
   geometry::MeshStore meshes_;
@@ -332,9 +331,9 @@ TEST_F(GelPad, PressedBallSpreadsRadiallyAndMatchesTheHandSum) {
       EXPECT_GT(u_xy.dot(x_xy), 0.9 * u_xy.norm() * x_xy.norm()) << "marker " << i;
     }
     // Symmetries of the centred press: the diagonal is exactly radial, mirrors flip one component.
-    EXPECT_NEAR(u[3 * 9], u[3 * 9 + 1], 1e-6 * scale);       // marker (1, 1)
-    EXPECT_NEAR(u[3 * 1], -u[3 * 6], 1e-6 * scale);          // (0, 1) ↔ (0, 6): u_x flips
-    EXPECT_NEAR(u[3 * 1 + 1], u[3 * 6 + 1], 1e-6 * scale);   // u_y equal
+    EXPECT_NEAR(u[3 * 9], u[3 * 9 + 1], 1e-6 * scale);      // marker (1, 1)
+    EXPECT_NEAR(u[3 * 1], -u[3 * 6], 1e-6 * scale);         // (0, 1) ↔ (0, 6): u_x flips
+    EXPECT_NEAR(u[3 * 1 + 1], u[3 * 6 + 1], 1e-6 * scale);  // u_y equal
   }
 }
 
@@ -491,8 +490,8 @@ TEST_F(GelPad, IncompressibleGelSpreadsFartherAtTheSameIndentation) {
 // ball at X·(c, identity), the slab parked far away.
 std::vector<double> MovedPoses(const Eigen::Vector3d& c, const Eigen::Vector3d& p, const Eigen::Quaterniond& q) {
   const Eigen::Vector3d b = p + q * c;
-  return {p.x(), p.y(), p.z(), q.x(), q.y(), q.z(), q.w(), b.x(), b.y(), b.z(), q.x(), q.y(), q.z(), q.w(),
-          0,     0,     2,     0,     0,     0,     1};
+  return {p.x(), p.y(), p.z(), q.x(), q.y(), q.z(), q.w(), b.x(), b.y(), b.z(), q.x(),
+          q.y(), q.z(), q.w(), 0,     0,     2,     0,     0,     0,     1};
 }
 
 TEST_F(GelPad, ReadingsAreInTheLinkFrameAndInvariantUnderARigidMotion) {

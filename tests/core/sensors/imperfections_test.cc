@@ -142,8 +142,7 @@ TEST(MeasuredPipelineTest, ResolutionRoundsHalfToEven) {
   ImperfectionSpec spec;
   spec.resolution = 0.5;
   Pipe p(spec, Flat(6));
-  EXPECT_EQ(p.Step({0.25f, 0.75f, 1.25f, 1.75f, -0.75f, 0.3f}),
-            (std::vector<float>{0.f, 1.f, 1.f, 2.f, -1.f, 0.5f}));
+  EXPECT_EQ(p.Step({0.25f, 0.75f, 1.25f, 1.75f, -0.75f, 0.3f}), (std::vector<float>{0.f, 1.f, 1.f, 2.f, -1.f, 0.5f}));
 }
 
 TEST(MeasuredPipelineTest, UpdatePeriodHoldsBetweenSamples) {
@@ -381,8 +380,16 @@ struct BadSpec {
 TEST(ValidateImperfectionsTest, RefusesEachBadOptionByName) {
   const std::vector<BadSpec> cases = {
       {"negative radius noise", [](auto& s) { s.probe_radius_noise = -1; }, "sensor.imperfections.probe_radius_noise"},
-      {"gain count", [](auto& s) { s.probe_gain = {1, 2}; }, "probe_gain: expected 1 or 9 values, got 2"},
-      {"gain range", [](auto& s) { s.probe_gain_resample_range = {{2.0, 1.0}}; }, "probe_gain_resample_range"},
+      {"gain count",
+       [](auto& s) {
+         s.probe_gain = {1, 2};
+       },
+       "probe_gain: expected 1 or 9 values, got 2"},
+      {"gain range",
+       [](auto& s) {
+         s.probe_gain_resample_range = {{2.0, 1.0}};
+       },
+       "probe_gain_resample_range"},
       {"strength > 1", [](auto& s) { s.crosstalk_strength = 1.5; }, "crosstalk_strength: expected a value in [0, 1]"},
       {"no sigma", [](auto& s) { s.crosstalk_strength = 0.5; }, "crosstalk_sigma: expected a value > 0"},
       {"even kernel",
@@ -403,7 +410,11 @@ TEST(ValidateImperfectionsTest, RefusesEachBadOptionByName) {
       {"inf bias", [](auto& s) { s.bias = INFINITY; }, "sensor.imperfections.bias"},
       {"negative resolution", [](auto& s) { s.resolution = -0.5; }, "sensor.imperfections.resolution"},
       {"dead probability", [](auto& s) { s.dead_taxel_probability = 1.5; }, "dead_taxel_probability"},
-      {"dead range", [](auto& s) { s.dead_taxel_value_range = {1.0, 0.0}; }, "dead_taxel_value_range"},
+      {"dead range",
+       [](auto& s) {
+         s.dead_taxel_value_range = {1.0, 0.0};
+       },
+       "dead_taxel_value_range"},
       {"jitter > delay",
        [](auto& s) {
          s.delay = 0.01;

@@ -8,8 +8,8 @@
 #include "core/scene/scene.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/scene_fixtures.h"
 #include "server/thread_pool.h"
+#include "tests/support/scene_fixtures.h"
 
 namespace taxel::scene {
 namespace {

@@ -168,7 +168,7 @@ TEST_F(BeadOverPad, ReadingsAreInTheLinkFrameAndInvariantUnderARigidMotion) {
   const Eigen::Quaterniond q(Eigen::AngleAxisd(1.1, Eigen::Vector3d(-2, 1, 0.5).normalized()));
   const Eigen::Vector3d p(-0.4, 0.1, 0.25), c(0.002, -0.001, kTop + 0.007);
   const Eigen::Vector3d b = p + q * c;
-  poses_ = {0, 0, 0, 0, 0, 0, 1, c.x(), c.y(), c.z(), 0, 0, 0, 1,
+  poses_ = {0,     0,     0,     0,     0,     0,     1,     c.x(), c.y(), c.z(), 0,     0,     0,     1,
             p.x(), p.y(), p.z(), q.x(), q.y(), q.z(), q.w(), b.x(), b.y(), b.z(), q.x(), q.y(), q.z(), q.w()};
   const std::vector<double> twists(24, 0.0);
   scene::StepInput in;
@@ -188,8 +188,8 @@ TEST_F(BeadOverPad, ReadingsAreInTheLinkFrameAndInvariantUnderARigidMotion) {
 TEST_F(BeadOverPad, GainScalesTheMeasuredForceExactly) {
   const Sensor* s = Add("gain", [](SensorSpec& sp) { sp.imperfections.probe_gain = {2.0}; });
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(Step(Eigen::Vector3d(0.003, -0.001, kTop + 0.006), Eigen::Vector3d::Zero(),
-                   Eigen::Vector3d(0, 0, 1)).ok());
+  ASSERT_TRUE(
+      Step(Eigen::Vector3d(0.003, -0.001, kTop + 0.006), Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, 1)).ok());
   const auto& t = s->outputs(Branch::kGroundTruth);
   const auto& m = s->outputs(Branch::kMeasured);
   ASSERT_GT(t.force[2], 0.f);
@@ -209,7 +209,8 @@ TEST_F(BeadOverPad, GainLeavesTheTwistTermUnchanged) {
       Add("tw1", [](SensorSpec& s) { s.imperfections.probe_gain = {1.5}, s.proximity.twist_scalar = 1; }),
       Add("tw2", [](SensorSpec& s) { s.imperfections.probe_gain = {1.5}, s.proximity.twist_scalar = 2; })};
   for (const Sensor* s : tw) ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(Step(Eigen::Vector3d(0.003, -0.001, kTop + 0.006), Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, 3)).ok());
+  ASSERT_TRUE(
+      Step(Eigen::Vector3d(0.003, -0.001, kTop + 0.006), Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, 3)).ok());
   for (int j = 0; j < 3; ++j) {
     const auto& t = tw[j]->outputs(Branch::kGroundTruth);
     const auto& m = tw[j]->outputs(Branch::kMeasured);

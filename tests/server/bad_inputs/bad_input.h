@@ -235,12 +235,12 @@ inline v1::StepRequest BigMatrixStep() {
 
 // ---- The catalogue, by RPC ----
 
-std::vector<BadInput> UndecodableCases();   // every RPC
-std::vector<BadInput> MeshCases();          // UploadMesh
-std::vector<BadInput> SceneCases();         // CreateScene
-std::vector<BadInput> SensorCases();        // AddSensor, RemoveSensor, UpdateSensor
-std::vector<BadInput> StepCases();          // Step, StepStream
-std::vector<BadInput> QueryCases();         // GetScene, DeleteScene, ReadSensors, ResetEnvs, GetContactMatrix
+std::vector<BadInput> UndecodableCases();  // every RPC
+std::vector<BadInput> MeshCases();         // UploadMesh
+std::vector<BadInput> SceneCases();        // CreateScene
+std::vector<BadInput> SensorCases();       // AddSensor, RemoveSensor, UpdateSensor
+std::vector<BadInput> StepCases();         // Step, StepStream
+std::vector<BadInput> QueryCases();        // GetScene, DeleteScene, ReadSensors, ResetEnvs, GetContactMatrix
 
 }  // namespace taxel::testing
 

@@ -85,14 +85,12 @@ std::vector<BadInput> SceneCases() {
            "spec.entities[0].assets", "only allowed on OBJECT entities"),
       Case("env_assets_count", m, Spec([](auto& s) { s.mutable_entities(1)->add_env_assets(0); }), kInvalid,
            "spec.entities[1].env_assets", "expected 2 values (one per env), got 1"),
-      Case("env_asset_past_end", m,
-           Spec([](auto& s) {
+      Case("env_asset_past_end", m, Spec([](auto& s) {
              s.mutable_entities(1)->add_env_assets(0);
              s.mutable_entities(1)->add_env_assets(3);
            }),
            kInvalid, "spec.entities[1].env_assets[1]", "asset index in [0, 1), got 3"),
-      Case("asset_link_shapes_count", m,
-           Spec([](auto& s) {
+      Case("asset_link_shapes_count", m, Spec([](auto& s) {
              v1::Asset* a = s.mutable_entities(1)->add_assets();
              a->set_name("two");
              a->add_link_shapes();
@@ -105,18 +103,15 @@ std::vector<BadInput> SceneCases() {
            plane_pose + ".position[2]", "expected a finite number"),
       Case("pose_position_two_values", m, Spec([](auto& s) { PlanePose(s).mutable_position()->RemoveLast(); }),
            kInvalid, plane_pose + ".position", "expected 3 values or none, got 2"),
-      Case("pose_quaternion_three_values", m,
-           Spec([](auto& s) { PlanePose(s).mutable_quaternion()->RemoveLast(); }),
+      Case("pose_quaternion_three_values", m, Spec([](auto& s) { PlanePose(s).mutable_quaternion()->RemoveLast(); }),
            kInvalid, plane_pose + ".quaternion", "expected 4 values or none, got 3"),
-      Case("pose_quat_order_7", m,
-           Spec([](auto& s) {
+      Case("pose_quat_order_7", m, Spec([](auto& s) {
              PlanePose(s).clear_quaternion();
              for (double q : {0.0, 0.0, 0.0, 1.0}) PlanePose(s).add_quaternion(q);
              PlanePose(s).set_quat_order(static_cast<v1::QuatOrder>(7));
            }),
            kInvalid, plane_pose + ".quat_order", "7 is not a value of taxel.v1.QuatOrder"),
-      Case("pose_quaternion_zero", m,
-           Spec([](auto& s) {
+      Case("pose_quaternion_zero", m, Spec([](auto& s) {
              PlanePose(s).clear_quaternion();
              for (int i = 0; i < 4; ++i) PlanePose(s).add_quaternion(0);
              PlanePose(s).set_quat_order(v1::XYZW);
@@ -134,37 +129,46 @@ std::vector<BadInput> SceneCases() {
            ball + ".sphere.radius", "expected a finite value > 0"),
       Case("sphere_radius_inf", m, Spec([](auto& s) { BallShape(s).mutable_sphere()->set_radius(kInf); }), kInvalid,
            ball + ".sphere.radius", "expected a finite value > 0"),
-      Case("box_two_half_extents", m,
-           Spec([](auto& s) {
-             s.mutable_entities(0)->mutable_links(0)->mutable_shapes(0)->mutable_box()->mutable_half_extents()->RemoveLast();
+      Case("box_two_half_extents", m, Spec([](auto& s) {
+             s.mutable_entities(0)
+                 ->mutable_links(0)
+                 ->mutable_shapes(0)
+                 ->mutable_box()
+                 ->mutable_half_extents()
+                 ->RemoveLast();
            }),
            kInvalid, "spec.entities[0].links[0].shapes[0].box.half_extents", "expected 3 values, got 2"),
-      Case("box_half_extent_zero", m,
-           Spec([](auto& s) { s.mutable_entities(0)->mutable_links(0)->mutable_shapes(0)->mutable_box()->set_half_extents(1, 0); }),
+      Case("box_half_extent_zero", m, Spec([](auto& s) {
+             s.mutable_entities(0)->mutable_links(0)->mutable_shapes(0)->mutable_box()->set_half_extents(1, 0);
+           }),
            kInvalid, "spec.entities[0].links[0].shapes[0].box.half_extents[1]", "expected a finite value > 0"),
-      Case("capsule_half_length_zero", m,
-           Spec([](auto& s) {
+      Case("capsule_half_length_zero", m, Spec([](auto& s) {
              BallShape(s).mutable_capsule()->set_radius(0.05);
              BallShape(s).mutable_capsule()->set_half_length(0);
            }),
            kInvalid, ball + ".capsule.half_length", "expected a finite value > 0"),
-      Case("cylinder_radius_nan", m,
-           Spec([](auto& s) {
+      Case("cylinder_radius_nan", m, Spec([](auto& s) {
              BallShape(s).mutable_cylinder()->set_radius(kNaN);
              BallShape(s).mutable_cylinder()->set_half_length(0.05);
            }),
            kInvalid, ball + ".cylinder.radius", "expected a finite value > 0"),
-      Case("heightfield_one_row", m, Spec([](auto& s) { SetHeightfield(GroundShape(s), {1, 5}, {0, 0, 0, 0, 0}); }),
+      Case("heightfield_one_row", m, Spec([](auto& s) {
+             SetHeightfield(GroundShape(s), {1, 5}, {0, 0, 0, 0, 0});
+           }),
            kInvalid, "spec.entities[2].links[0].shapes[0].heightfield*", "expected at least 2x2 samples, got 1x5"),
-      Case("heightfield_dx_zero", m, Spec([](auto& s) { SetHeightfield(GroundShape(s), {2, 2}, {0, 0, 0, 0}, 0); }),
+      Case("heightfield_dx_zero", m, Spec([](auto& s) {
+             SetHeightfield(GroundShape(s), {2, 2}, {0, 0, 0, 0}, 0);
+           }),
            kInvalid, "spec.entities[2].links[0].shapes[0].heightfield*", "spacing must be finite and > 0"),
-      Case("heightfield_height_nan", m,
-           Spec([](auto& s) { SetHeightfield(GroundShape(s), {2, 2}, {0, 0, 0, kNaN}); }), kInvalid,
-           "spec.entities[2].links[0].shapes[0].heightfield.heights[3]", "expected a finite number"),
-      Case("heightfield_1d", m, Spec([](auto& s) { SetHeightfield(GroundShape(s), {4}, {0, 0, 0, 0}); }), kInvalid,
-           "spec.entities[2].links[0].shapes[0].heightfield.heights", "expected shape [rows, cols], got [4]"),
-      Case("heightfield_short_bytes", m,
-           Spec([](auto& s) {
+      Case("heightfield_height_nan", m, Spec([](auto& s) {
+             SetHeightfield(GroundShape(s), {2, 2}, {0, 0, 0, kNaN});
+           }),
+           kInvalid, "spec.entities[2].links[0].shapes[0].heightfield.heights[3]", "expected a finite number"),
+      Case("heightfield_1d", m, Spec([](auto& s) {
+             SetHeightfield(GroundShape(s), {4}, {0, 0, 0, 0});
+           }),
+           kInvalid, "spec.entities[2].links[0].shapes[0].heightfield.heights", "expected shape [rows, cols], got [4]"),
+      Case("heightfield_short_bytes", m, Spec([](auto& s) {
              SetHeightfield(GroundShape(s), {2, 2}, {0, 0, 0, 0});
              GroundShape(s).mutable_heightfield()->mutable_heights()->mutable_data()->resize(24);
            }),
@@ -173,20 +177,17 @@ std::vector<BadInput> SceneCases() {
            kNotFound, ball + ".mesh.mesh_id", "mesh '0123abcd' has not been uploaded"),
       Case("mesh_id_empty", m, Spec([](auto& s) { BallShape(s).mutable_mesh(); }), kInvalid, ball + ".mesh.mesh_id",
            "expected the id of an uploaded mesh"),
-      Case("mesh_scale_zero", m,
-           Spec([](auto& s) {
+      Case("mesh_scale_zero", m, Spec([](auto& s) {
              BallShape(s).mutable_mesh()->set_mesh_id("0123abcd");
              for (double k : {1.0, 0.0, 1.0}) BallShape(s).mutable_mesh()->add_scale(k);
            }),
            kInvalid, ball + ".mesh.scale", "expected finite, non-zero components"),
-      Case("mesh_scale_nan", m,
-           Spec([](auto& s) {
+      Case("mesh_scale_nan", m, Spec([](auto& s) {
              BallShape(s).mutable_mesh()->set_mesh_id("0123abcd");
              for (double k : {1.0, 1.0, kNaN}) BallShape(s).mutable_mesh()->add_scale(k);
            }),
            kInvalid, ball + ".mesh.scale", "expected finite, non-zero components"),
-      Case("mesh_scale_two_values", m,
-           Spec([](auto& s) {
+      Case("mesh_scale_two_values", m, Spec([](auto& s) {
              BallShape(s).mutable_mesh()->set_mesh_id("0123abcd");
              for (double k : {1.0, 1.0}) BallShape(s).mutable_mesh()->add_scale(k);
            }),
@@ -210,35 +211,31 @@ std::vector<BadInput> SceneCases() {
       Case("sensor_radius_negative", m,
            Spec([](auto& s) { *s.mutable_sensors(1)->mutable_probe_radius() = DoubleTensor({}, {-0.001}); }), kInvalid,
            "spec.sensors[1].probe_radius[0]", "expected a finite value >= 0"),
-      Case("sensor_release_above_contact", m,
-           Spec([](auto& s) {
+      Case("sensor_release_above_contact", m, Spec([](auto& s) {
              s.mutable_sensors(2)->mutable_contact_probe()->set_contact_threshold(1e-4);
              s.mutable_sensors(2)->mutable_contact_probe()->set_release_threshold(1e-3);
            }),
            kInvalid, "spec.sensors[2].contact_probe.release_threshold", "expected a finite value <= contact_threshold"),
-      Case("force_law_5", m,
-           Spec([](auto& s) {
+      Case("force_law_5", m, Spec([](auto& s) {
              s.mutable_sensors(0)->mutable_kinematic_taxel()->set_force_law(static_cast<v1::ForceLaw>(5));
            }),
            kInvalid, "spec.sensors[0].kinematic_taxel.force_law", "5 is not a value of taxel.v1.ForceLaw"),
-      Case("crosstalk_border_9", m,
-           Spec([](auto& s) {
+      Case("crosstalk_border_9", m, Spec([](auto& s) {
              auto* imp = s.mutable_sensors(0)->mutable_imperfections();
              imp->set_noise(0.01);
              imp->set_crosstalk_border(static_cast<v1::CrosstalkBorder>(9));
            }),
            kInvalid, "spec.sensors[0].imperfections.crosstalk_border", "9 is not a value of taxel.v1.CrosstalkBorder"),
       // 64 envs × (25 + 16385 + 2) probes = 1,050,368 > the test server's 2^20 = 1,048,576.
-      Case("probes_over_limit", m,
-           Spec([](auto& s) {
+      Case("probes_over_limit", m, Spec([](auto& s) {
              s.set_num_envs(64);
-             *s.mutable_sensors(1)->mutable_probe_local_pos() = DoubleTensor({16385, 3}, std::vector<double>(3 * 16385, 0.0));
+             *s.mutable_sensors(1)->mutable_probe_local_pos() =
+                 DoubleTensor({16385, 3}, std::vector<double>(3 * 16385, 0.0));
            }),
            kExhausted, "spec.sensors", "num_envs x probes = 1050368 exceeds the server limit of 1048576"),
 
       // ---- Contact matrix ----
-      Case("contact_source_5", m,
-           Spec([](auto& s) {
+      Case("contact_source_5", m, Spec([](auto& s) {
              SelectAllAgainstTerrain(s);
              s.mutable_contact_matrix()->set_source(static_cast<v1::ContactSource>(5));
            }),
@@ -246,40 +243,34 @@ std::vector<BadInput> SceneCases() {
       Case("contact_body_unknown", m, Spec([](auto& s) { s.mutable_contact_matrix()->add_bodies("nope"); }), kInvalid,
            "spec.contact_matrix.bodies", "unknown names or globs matching nothing: 'nope'"),
       Case("contact_body_glob_matching_nothing", m,
-           Spec([](auto& s) { s.mutable_contact_matrix()->add_bodies("*_foot"); }), kInvalid, "spec.contact_matrix.bodies",
-           "'*_foot'"),
-      Case("contact_partner_unknown", m,
-           Spec([](auto& s) {
+           Spec([](auto& s) { s.mutable_contact_matrix()->add_bodies("*_foot"); }), kInvalid,
+           "spec.contact_matrix.bodies", "'*_foot'"),
+      Case("contact_partner_unknown", m, Spec([](auto& s) {
              s.mutable_contact_matrix()->add_bodies("all");
              s.mutable_contact_matrix()->add_partners("moon");
            }),
            kInvalid, "spec.contact_matrix.partners", "'moon'"),
-      Case("contact_without_robot", m,
-           Spec([](auto& s) {
+      Case("contact_without_robot", m, Spec([](auto& s) {
              s.mutable_entities(0)->set_kind(v1::OBJECT);
              SelectAllAgainstTerrain(s);
            }),
            kInvalid, "spec.contact_matrix.bodies", "no ROBOT links"),
-      Case("contact_sample_spacing_negative", m,
-           Spec([](auto& s) {
+      Case("contact_sample_spacing_negative", m, Spec([](auto& s) {
              SelectAllAgainstTerrain(s);
              s.mutable_contact_matrix()->set_sample_spacing(-0.001);
            }),
            kInvalid, "spec.contact_matrix.sample_spacing", "expected a finite value > 0"),
-      Case("contact_sample_spacing_nan", m,
-           Spec([](auto& s) {
+      Case("contact_sample_spacing_nan", m, Spec([](auto& s) {
              SelectAllAgainstTerrain(s);
              s.mutable_contact_matrix()->set_sample_spacing(kNaN);
            }),
            kInvalid, "spec.contact_matrix.sample_spacing", "expected a finite value > 0"),
-      Case("contact_law_exponent_zero", m,
-           Spec([](auto& s) {
+      Case("contact_law_exponent_zero", m, Spec([](auto& s) {
              SelectAllAgainstTerrain(s);
              s.mutable_contact_matrix()->mutable_law()->set_exponent(0);
            }),
            kInvalid, "spec.contact_matrix.law.exponent", "expected a finite value > 0"),
-      Case("contact_law_transition_below_stiction", m,
-           Spec([](auto& s) {
+      Case("contact_law_transition_below_stiction", m, Spec([](auto& s) {
              SelectAllAgainstTerrain(s);
              s.mutable_contact_matrix()->mutable_law()->set_stiction_speed(0.1);
              s.mutable_contact_matrix()->mutable_law()->set_transition_speed(0.05);
@@ -300,22 +291,21 @@ std::vector<BadInput> SceneCases() {
 
   // A scaled mesh is built (and stored) before the unknown sensor link fails the scene: what it
   // took must be given back (memory_bytes is part of the snapshot).
-  cases.push_back(
-      Case("scaled_mesh_then_unknown_link", m,
-           Build<v1::CreateSceneRequest>([](v1::CreateSceneRequest& r, BadInputContext& ctx) {
-             *r.mutable_spec() = GoodSpec();
-             v1::Shape& shape = BallShape(*r.mutable_spec());
-             shape.mutable_mesh()->set_mesh_id(ctx.mesh_id);
-             for (double k : {1.001, 1.0, 1.0}) shape.mutable_mesh()->add_scale(k);
-             r.mutable_spec()->mutable_sensors(2)->set_link("hand/nope");
-           }),
-           kNotFound, "spec.sensors[2].link", "unknown link 'hand/nope'")
-          .Setup([](BadInputContext& ctx) {
-            const geometry::MeshData mesh = BallMesh();
-            auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
-            ASSERT_TRUE(uploaded.ok()) << uploaded.status();
-            ctx.mesh_id = uploaded->mesh_id();
-          }));
+  cases.push_back(Case("scaled_mesh_then_unknown_link", m,
+                       Build<v1::CreateSceneRequest>([](v1::CreateSceneRequest& r, BadInputContext& ctx) {
+                         *r.mutable_spec() = GoodSpec();
+                         v1::Shape& shape = BallShape(*r.mutable_spec());
+                         shape.mutable_mesh()->set_mesh_id(ctx.mesh_id);
+                         for (double k : {1.001, 1.0, 1.0}) shape.mutable_mesh()->add_scale(k);
+                         r.mutable_spec()->mutable_sensors(2)->set_link("hand/nope");
+                       }),
+                       kNotFound, "spec.sensors[2].link", "unknown link 'hand/nope'")
+                      .Setup([](BadInputContext& ctx) {
+                        const geometry::MeshData mesh = BallMesh();
+                        auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+                        ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+                        ctx.mesh_id = uploaded->mesh_id();
+                      }));
 
   // The test server holds at most 16 scenes: 3 reference scenes + 13 more fill it.
   cases.push_back(Case("scenes_over_limit", m, Spec([](auto&) {}), kExhausted, "", "maximum of 16 scenes")
