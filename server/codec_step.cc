@@ -57,7 +57,8 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
                                            ShapeString(v.shape)));
       }
       storage->resize(v.num_elements);
-      std::memcpy(storage->data(), v.bytes.data(), v.bytes.size());
+      // (K = 0: an empty vector's data() may be null, which memcpy must not get even for 0 bytes.)
+      if (!v.bytes.empty()) std::memcpy(storage->data(), v.bytes.data(), v.bytes.size());
       return absl::OkStatus();
     };
     TAXEL_RETURN_IF_ERROR(ints(k.env(), "contacts.env", &out->contact_env));

@@ -78,7 +78,7 @@ absl::StatusOr<absl::Span<const double>> RealValues(const TensorView& view, absl
       return absl::MakeConstSpan(reinterpret_cast<const double*>(view.bytes.data()), n);
     }
     storage->resize(n);
-    std::memcpy(storage->data(), view.bytes.data(), n * sizeof(double));
+    if (n > 0) std::memcpy(storage->data(), view.bytes.data(), n * sizeof(double));  // (null data() at n = 0)
     return absl::MakeConstSpan(*storage);
   }
   if (view.dtype == v1::FLOAT32) {

@@ -122,6 +122,24 @@ TEST_F(CodecStepTest, NestedFloat64PosesAreZeroCopy) {
   EXPECT_EQ(step.input.dt, 0.01);
 }
 
+TEST_F(CodecStepTest, EmptyReportedContactsDecodeToNone) {
+  // K = 0 contacts: empty INT32 [0] arrays and a FLOAT64 [0, 3] force. (Found by the
+  // reported_contacts fuzzer under UBSan: the INT32 arrays were copied with memcpy into an empty
+  // vector, whose data() is null, fuzz/reproducers/reported_contacts_fuzzer/.)
+  v1::StepRequest req = Request({2, 3, 7}, StepPoses());
+  auto* c = req.mutable_contacts();
+  *c->mutable_env() = Int32Tensor({0}, {});
+  *c->mutable_body() = Int32Tensor({0}, {});
+  *c->mutable_partner() = Int32Tensor({0}, {});
+  *c->mutable_force() = DoubleTensor({0, 3}, {});
+  DecodedStep step;
+  const absl::Status s = DecodeStep(req, *scene_, &step);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(step.input.contacts.size(), 0u);
+  EXPECT_TRUE(step.input.contacts.env.empty());
+  EXPECT_TRUE(step.input.contacts.force.empty());
+}
+
 TEST_F(CodecStepTest, FlatPosesFloat32AndEnvSubsetsAreAccepted) {
   DecodedStep flat;
   const v1::StepRequest flat_req = Request({6, 7}, StepPoses());  // [E·L, 7]; outlives `flat` (zero-copy)
