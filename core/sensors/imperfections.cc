@@ -61,9 +61,11 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     crosstalk_ = true;
     const GridGeometry g = *RegularGrid(layout, "crosstalk");
     const double row_spacing = std::max(g.row_step.norm(), 1e-12), col_spacing = std::max(g.col_step.norm(), 1e-12);
-    // Cover ±3σ, at most the grid itself.
-    const int hr = std::min(layout.rows() - 1, static_cast<int>(std::ceil(3 * spec_.crosstalk_sigma / row_spacing)));
-    const int hc = std::min(layout.cols() - 1, static_cast<int>(std::ceil(3 * spec_.crosstalk_sigma / col_spacing)));
+    // Cover ±3σ, at most the grid itself (clamped in double: 3σ/spacing may not fit an int).
+    auto half_width = [&](int n, double spacing) {
+      return static_cast<int>(std::min<double>(n - 1, std::ceil(3 * spec_.crosstalk_sigma / spacing)));
+    };
+    const int hr = half_width(layout.rows(), row_spacing), hc = half_width(layout.cols(), col_spacing);
     kr_ = 2 * hr + 1;
     kc_ = 2 * hc + 1;
     kernel_normal_ =

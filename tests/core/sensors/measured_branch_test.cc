@@ -541,6 +541,28 @@ TEST(MeasuredBranchTest, GaussianBlurLowersThePeakAndSpreadsToTheCorners) {
   }
 }
 
+TEST(MeasuredBranchTest, AHugeCrosstalkSigmaSpansTheGrid) {
+  // σ = 1e300 m: 3σ/spacing does not fit an int (found by add_sensor_fuzzer under UBSan). The
+  // kernel's half width is clamped to the grid (±4 on the 5 × 5 grid: 9 × 9) and the Gaussian is
+  // flat over it, so with strength 1 every taxel reads Σ truth / 81: each 9 × 9 window, clipped
+  // by the zero border, covers the whole grid.
+  Rig rig(1);
+  SensorSpec s = GridSensor("depth", SensorKind::kContactDepthProbe);
+  s.imperfections.crosstalk_strength = 1;
+  s.imperfections.crosstalk_sigma = 1e300;
+  const Sensor* sensor = rig.Add(s);
+  ASSERT_NE(sensor, nullptr);
+  ASSERT_TRUE(rig.Step({Ball(0.001)}).ok());
+  const auto& truth = sensor->outputs(Branch::kGroundTruth).depth;
+  const auto& measured = sensor->outputs(Branch::kMeasured).depth;
+  ASSERT_GT(truth[12], 0.f);
+  // Taxel (i, j) sums the truth over the 9 × 9 kernel window clipped to the grid, divided by 81
+  // (the L1-normalised flat kernel): the corner (0, 0) sees the whole grid too (window ±4).
+  double total = 0;
+  for (int k = 0; k < 25; ++k) total += truth[k];
+  for (int k = 0; k < 25; ++k) EXPECT_NEAR(measured[k], total / 81, 1e-6 * total) << k;
+}
+
 TEST(MeasuredBranchTest, RenormalizedCrosstalkConservesTheTotalNormalForce) {
   // KinematicTaxel grid, ball pressing near corner (0, 0) (probe at (−2, −2) cm): with
   // `renormalize` Σ F_z over the grid is conserved (to 1e-6 relative); with `zero` force leaks
