@@ -11,6 +11,10 @@ namespace taxel::server {
 StepStreamReactor::StepStreamReactor(Deps deps, std::string tenant)
     : deps_(std::move(deps)), tenant_(std::move(tenant)) {
   deps_.metrics->RpcStarted("StepStream", "bidi_stream");
+  // Publishes the constructed reactor to the gRPC thread that will run its callbacks (they take
+  // mu_ first): gRPC's own hand-off is a real one but happens inside the uninstrumented libgrpc,
+  // which ThreadSanitizer cannot see. Not under mu_: StartRead may react inline.
+  { std::lock_guard<std::mutex> lock(mu_); }
   StartRead(&request_);
 }
 
