@@ -1,6 +1,6 @@
 // The taxel-bench case registry: named cases, the context they run in, and the records they emit.
 //
-// Output contract (DESIGN.md §10): one JSON object per line and per record,
+// Output contract (docs/reference.md#benchmarks): one JSON object per line and per record,
 //   {"case": "...", "threads": N, "unit": "ms"|"us"|"qps"|"taxels_per_s"|"bytes",
 //    "median": x, "min": x, "max": x, "repeats": n, ...extra fields}
 // median/min/max are over the timed repeats (a warm-up run is never counted). Case names are a

@@ -1,4 +1,4 @@
-// End-to-end cases over loopback gRPC (DESIGN §10): a TaxelServer in this process on
+// End-to-end cases over loopback gRPC (docs/reference.md#benchmarks): a TaxelServer in this process on
 // 127.0.0.1:0 with 2 evaluation threads, driven by the C++ client.
 //
 //   e2e_step/1env_unary, e2e_step/1env_stream  1 env × 2 pads × 16×16 KinematicTaxels; latency of

@@ -1,4 +1,4 @@
-// The grasp-batch scenario of the benchmarks (DESIGN §10): num_envs parallel grippers, each with
+// The grasp-batch scenario of the benchmarks (docs/reference.md#benchmarks): num_envs parallel grippers, each with
 // two finger pads of 16×16 KinematicTaxels (R = 2 mm, pitch 3.5 mm) squeezing an object.
 //
 //            left pad (probes face +x)     object      right pad (probes face −x)

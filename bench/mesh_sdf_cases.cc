@@ -1,4 +1,4 @@
-// Mesh signed-distance cases (DESIGN.md §10):
+// Mesh signed-distance cases (docs/reference.md#benchmarks):
 //   sdf_near/<mesh>     MeshSignedDistance::Query(p, 2 mm) on points within ±2 mm of the surface
 //   sdf_uniform/<mesh>  MeshSignedDistance::Query(p) (unbounded) on points uniform in 1.2× the box
 //   embree_near/<mesh>  Embree 3 rtcPointQuery closest point on the sdf_near points, radius 2 mm
@@ -237,7 +237,7 @@ void RunEmbreeNear(Context& ctx, const std::string& mesh) {
 }
 #endif
 
-// Case names are a contract (DESIGN.md §10): never rename.
+// Case names are a contract (docs/reference.md#benchmarks): never rename.
 TAXEL_BENCH_CASE("sdf_near/ico20k", [](Context& c) { RunSdfNear(c, "ico20k"); });
 TAXEL_BENCH_CASE("sdf_near/ico200k", [](Context& c) { RunSdfNear(c, "ico200k"); });
 TAXEL_BENCH_CASE("sdf_near/torus50k", [](Context& c) { RunSdfNear(c, "torus50k"); });

@@ -1,4 +1,4 @@
-// Sensor-model cases (DESIGN §10), in-process, one Scene::Step per timed repeat, unit ms:
+// Sensor-model cases (docs/reference.md#benchmarks), in-process, one Scene::Step per timed repeat, unit ms:
 //
 //  - elastomer/32x32_256env_fft, elastomer/32x32_256env_direct: 256 envs × one 32×32 ElastomerTaxel
 //    gel pad (pitch 1 mm) indented 0.5–2 mm by a 20,480-triangle geodesic sphere of radius 2 cm
@@ -120,7 +120,7 @@ void RunProximity(Context& ctx) {
 
 TAXEL_BENCH_CASE("proximity/16x16_256env", RunProximity);
 
-// Every stage of DESIGN §4's measured pipeline, at values a user might train with.
+// Every stage of the measured pipeline of docs/reference.md#measured-branch, at values a user might train with.
 sensors::ImperfectionSpec FullPipeline() {
   sensors::ImperfectionSpec m;
   m.probe_radius_noise = 1e-4;

@@ -1,5 +1,5 @@
 // The wire bytes of a taxel.v1.StepResponse, with the readings written by hand straight from the
-// sensors' output arrays (DESIGN §7). A 1024-env grasp batch carries 12.6 MB of readings: built
+// sensors' output arrays (docs/reference.md#contact-matrix). A 1024-env grasp batch carries 12.6 MB of readings: built
 // as protobuf `bytes` fields and then serialised, they would be copied twice on the server; here
 // they are copied once, into memory gRPC sends without copying (pooled slices).
 //

@@ -1,4 +1,4 @@
-"""The grasp-batch scenario of the benchmarks (bench/grasp_scenario.h, DESIGN §10) built with the
+"""The grasp-batch scenario of the benchmarks (bench/grasp_scenario.h, docs/reference.md#benchmarks) built with the
 Python client, so that `py_grasp_batch` and `py_step/1env` step exactly the scene of the C++ cases
 `e2e_grasp_batch/*` and `e2e_step/*`: the same spec, the same mesh bytes (hence the same content
 id), the same poses.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python-client benchmarks (DESIGN §10): the step round trip through `taxel.Scene.step`.
+"""Python-client benchmarks (docs/reference.md#benchmarks): the step round trip through `taxel.Scene.step`.
 
     py_step/1env            1 env × 2 pads × 16×16 KinematicTaxels, unary Step; unit us, with
                             p50/p90/p99 — the scene and poses of the C++ e2e_step/1env_unary

@@ -1,4 +1,4 @@
-// The partner-resolved contact matrix (DESIGN §5, the ProtoMotions contract): per env, per
+// The partner-resolved contact matrix (docs/reference.md#contact-laws, the ProtoMotions contract): per env, per
 // selected body (row) and per partner (column), the sum of the contact forces on the body from
 // that partner, world axes, newtons:
 //

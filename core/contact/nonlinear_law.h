@@ -1,4 +1,4 @@
-// The nonlinear contact law (DESIGN §5), in the style of Karana's NonlinearContactForce and MSC
+// The nonlinear contact law (docs/reference.md#contact-laws), in the style of Karana's NonlinearContactForce and MSC
 // Adams' IMPACT function: a power-law spring, damping ramped in smoothly with the penetration (so
 // the force is continuous at first touch), and regularised Coulomb friction with a smooth
 // stick–slip transition.

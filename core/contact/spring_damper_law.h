@@ -1,4 +1,4 @@
-// The spring–damper contact law of the KinematicTaxel (DESIGN §4).
+// The spring–damper contact law of the KinematicTaxel (docs/reference.md#sensors).
 #ifndef TAXEL_CORE_CONTACT_SPRING_DAMPER_LAW_H_
 #define TAXEL_CORE_CONTACT_SPRING_DAMPER_LAW_H_
 

@@ -1,4 +1,4 @@
-// ElastomerTaxel: marker displacement of a gel skin = dilation + shear (DESIGN §4; in the spirit
+// ElastomerTaxel: marker displacement of a gel skin = dilation + shear (docs/reference.md#sensors; in the spirit
 // of HydroShear-style gel models — no deformation is simulated).
 #include <algorithm>
 #include <cmath>

@@ -398,7 +398,8 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   p.resolution = static_cast<float>(spec_.resolution);
   p.inv_resolution = p.quantise ? static_cast<float>(1 / spec_.resolution) : 0.f;
   // One pass over the values in chunks that stay in L1: every stage of a chunk before the next
-  // chunk (each value sees the stages in DESIGN order; the draws do not depend on the chunking).
+  // chunk (each value sees the stages in the documented order, docs/reference.md#measured-branch; the draws do not
+  // depend on the chunking).
   float z_walk[kChunk], z_noise[kChunk];
   // This env's state (the hysteresis arrays exist only when the stage is on).
   float* xi = p.hysteresis ? hyst_xi_.data() + off : nullptr;

@@ -1,4 +1,4 @@
-// The measured branch of every sensor: hardware-style imperfections and timing (DESIGN §4).
+// The measured branch of every sensor: hardware-style imperfections and timing (docs/reference.md#sensors).
 //
 // A sensor's kernel writes, per (env, probe), a "raw measured" vector of C channels computed with
 // the noisy radius and the per-(env, probe) gain. MeasuredPipeline then applies, per env:

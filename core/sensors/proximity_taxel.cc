@@ -1,4 +1,4 @@
-// ProximityTaxel: point-cloud sphere taxels that read before touch (DESIGN §4).
+// ProximityTaxel: point-cloud sphere taxels that read before touch (docs/reference.md#sensors).
 #include <cmath>
 
 #include "core/sensors/point_cloud_index.h"

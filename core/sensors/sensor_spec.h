@@ -21,7 +21,7 @@ namespace taxel::sensors {
 ///    total over the grid is conserved.
 enum class CrosstalkBorder { kZero, kRenormalize };
 
-/// Hardware-style imperfections of the measured branch (DESIGN §4), applied in this order each
+/// Hardware-style imperfections of the measured branch (docs/reference.md#sensors), applied in this order each
 /// step: radius noise and per-(env, probe) gain inside the kernel → spatial crosstalk →
 /// viscoelastic hysteresis → random walk → white noise → bias → quantisation → dead taxels; then
 /// timing (update period, delay with jitter; history). The ground-truth branch never sees them.
@@ -91,7 +91,7 @@ inline constexpr int kNumSensorKinds = static_cast<int>(std::size(kSensorKinds))
 
 absl::string_view SensorKindName(SensorKind kind);
 
-/// ElastomerTaxel options (DESIGN §4): marker displacement = dilation + shear.
+/// ElastomerTaxel options (docs/reference.md#sensors): marker displacement = dilation + shear.
 struct ElastomerParams {
   double lambda_d = 700.0;            ///< dilation spread, m⁻² (exp(−λ_d r²))
   double dilate_scale = 1.0;          ///< overall dilation gain
@@ -107,7 +107,7 @@ struct ElastomerParams {
   bool use_fft = true;
 };
 
-/// ProximityTaxel options (DESIGN §4).
+/// ProximityTaxel options (docs/reference.md#sensors).
 struct ProximityParams {
   double stiffness = 100.0;       ///< k
   double shear_coupling = 0.0;    ///< k_sh
@@ -136,8 +136,8 @@ struct SensorSpec {
   double contact_threshold = 1e-4;
   std::optional<double> release_threshold;
 
-  // KinematicTaxel force law: the spring–damper of DESIGN §4 (default) or the nonlinear law of
-  // DESIGN §5 (normal force with ramped damping and regularised Coulomb friction for the
+  // KinematicTaxel force law: the spring–damper of docs/reference.md#sensors (default) or the nonlinear law of
+  // docs/reference.md#contact-laws (normal force with ramped damping and regularised Coulomb friction for the
   // tangential part; the twist term keeps spring_damper.twist_damping).
   enum class ForceLaw { kSpringDamper, kNonlinear };
   static constexpr ForceLaw kForceLaws[] = {ForceLaw::kSpringDamper, ForceLaw::kNonlinear};

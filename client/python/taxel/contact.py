@@ -1,4 +1,4 @@
-"""The partner-resolved contact matrix on the client side (DESIGN §5): which bodies and partners it
+"""The partner-resolved contact matrix on the client side (docs/reference.md#contact-laws): which bodies and partners it
 covers and where its forces come from (`ContactMatrixSpec`), the nonlinear contact law
 (`NonlinearLaw`), and the simulator's own contacts sent with a step (`ReportedContacts`).
 

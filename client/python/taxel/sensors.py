@@ -1,6 +1,6 @@
 """Sensors of the spec builder (taxel.v1.SensorSpec).
 
-Options are keyword arguments named like the proto fields (DESIGN §4), looked up in this order:
+Options are keyword arguments named like the proto fields (docs/reference.md#sensors), looked up in this order:
   1. the kind's options message: `kinematic_taxel`, `contact_probe`, `elastomer`, `proximity`
      (the SensorSpec field named after the kind, with or without its _taxel/_probe suffix);
   2. the SensorSpec's own fields: `track_links`, `n_sample_points`, or a whole nested message as
@@ -145,7 +145,7 @@ class KinematicTaxel(Sensor):
     """Spring–damper force and torque per probe (link frame, N, N·m):
     F = k_n·s·n + c_n·s·v_n·n − k_t·v_t, s = depth^p; T = p_local × F − k_tw·ω_n·n. Options:
     normal_stiffness (k_n, 1000), normal_damping (c_n, 1), exponent (p, 1), shear_damping (k_t, 1),
-    twist_damping (k_tw, 1). Or the nonlinear law (DESIGN §5) as a force law:
+    twist_damping (k_tw, 1). Or the nonlinear law (docs/reference.md#contact-laws) as a force law:
     `force_law="nonlinear", nonlinear_law=taxel.NonlinearLaw(stiffness=..., exponent=...)` (or a
     dict); the twist term keeps k_tw. Channels: force, torque."""
     kind = scene_pb2.KINEMATIC_TAXEL

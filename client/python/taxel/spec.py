@@ -170,7 +170,7 @@ class SceneSpec:
     Links are numbered entity by entity, link by link, in the order they are added; the scene info
     (`Scene.info().moving_links`) gives the order of the poses' second axis.
 
-    Contact matrix (DESIGN §5; see taxel.ContactMatrixSpec for the details), by keywords:
+    Contact matrix (docs/reference.md#contact-laws; see taxel.ContactMatrixSpec for the details), by keywords:
       contact_bodies: robot link names or globs, or "all" — the rows (required to have a matrix);
       contact_partners: "terrain", "robot/<link>", "object/<slot>", "projectile/<slot>",
         "static/<name>" or globs — the columns (default ["terrain"]);

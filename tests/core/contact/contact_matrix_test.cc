@@ -1,4 +1,4 @@
-// The partner-resolved contact matrix (DESIGN §5) through scene::Scene: selection and canonical
+// The partner-resolved contact matrix (docs/reference.md#contact-laws) through scene::Scene: selection and canonical
 // axes, memory, and the REPORTED source (aggregation, reset, validation). ESTIMATED is in
 // contact_matrix_estimated_test.cc.
 #include "core/contact/contact_matrix.h"

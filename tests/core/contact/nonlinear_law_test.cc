@@ -1,4 +1,4 @@
-// The nonlinear contact law (DESIGN §5) against hand-computed tables, its validation, and the
+// The nonlinear contact law (docs/reference.md#contact-laws) against hand-computed tables, its validation, and the
 // KinematicTaxel that uses it as a force law.
 #include "core/contact/nonlinear_law.h"
 

@@ -1,5 +1,5 @@
 // The per-kind traits table (core/sensors/sensor.h): one row per SensorKind, in enum order, with
-// the channels, pipeline groups and needs that DESIGN and the proto give each kind.
+// the channels, pipeline groups and needs that docs/reference.md#sensors and the proto give each kind.
 #include <vector>
 
 #include "core/sensors/sensor.h"
