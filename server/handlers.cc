@@ -6,11 +6,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "core/common/status_macros.h"
 #include "core/contact/contact_matrix.h"
 #include "core/geometry/shape.h"
 #include "grpcpp/grpcpp.h"
+#include "server/call_support.h"
 #include "server/codec.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
@@ -20,10 +20,6 @@
 
 namespace taxel::server {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 // Runs fn(entry) on the tenant's scene `name` under the scene's lock: NOT_FOUND when there is no
 // such scene or it was deleted while the call waited for the lock.
@@ -168,7 +164,8 @@ absl::Status TaxelHandlers::GetServerInfo(const Call& call, const v1::GetServerI
   lim->set_max_memory_bytes(l.max_memory_bytes);
   lim->set_max_scenes_per_tenant(l.max_scenes_per_tenant);
   lim->set_max_memory_bytes_per_tenant(l.max_memory_bytes_per_tenant);
-  for (const std::string& cap : Capabilities()) out->add_capabilities(cap);
+  static const std::vector<std::string> kCapabilities = Capabilities();  // fixed for the process
+  for (const std::string& cap : kCapabilities) out->add_capabilities(cap);
   out->set_threads(deps_.eval_pool->num_workers());
   const TenantUsage usage = deps_.registry->usage(call.tenant);
   out->set_num_scenes(usage.num_scenes);
@@ -181,13 +178,7 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
                                        v1::UploadMeshResponse* out) {
   TAXEL_ASSIGN_OR_RETURN(DecodedMesh decoded, DecodeMeshUpload(request, deps_.options->limits.max_triangles_per_mesh));
   auto added_or = deps_.registry->AddMesh(call.tenant, std::move(decoded.vertices), std::move(decoded.triangles));
-  if (!added_or.ok()) {
-    // The core prefixes its paths with the field given and a '.'; with "" that leaves a leading
-    // '.', and "vertices"/"triangles" are top-level fields of this request.
-    absl::string_view message = added_or.status().message();
-    absl::ConsumePrefix(&message, ".");
-    return absl::Status(added_or.status().code(), message);
-  }
+  if (!added_or.ok()) return added_or.status();  // "vertices"/"triangles": top-level fields of this request
   const auto& added = added_or->result;
   out->set_mesh_id(added.id);
   out->set_newly_added(added_or->newly_added);
