@@ -60,6 +60,15 @@ absl::Status ParseRequest(const grpc::ByteBuffer& bytes, Request* request) {
   return CheckEnumValues(*request);
 }
 
+/// ParseRequest, adding the time it took to `*seconds` (it counts as decoding, not queueing).
+template <typename Request>
+absl::Status ParseRequestTimed(const grpc::ByteBuffer& bytes, Request* request, double* seconds) {
+  const auto start = Clock::now();
+  absl::Status status = ParseRequest(bytes, request);
+  *seconds += Seconds(start, Clock::now());
+  return status;
+}
+
 }  // namespace taxel::server
 
 #endif  // TAXEL_SERVER_CALL_SUPPORT_H_

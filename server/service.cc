@@ -67,18 +67,16 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
   return reactor;
 }
 
-template <typename Request, typename Response>
-grpc::ServerUnaryReactor* TaxelService::Serve(grpc::CallbackServerContext* ctx, const char* method,
-                                              const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
-                                              absl::Status (TaxelHandlers::*handler)(const Call&, const Request&,
-                                                                                     Response*)) {
-  return RunUnary(ctx, method, [this, in, out, handler](Call& call) -> absl::Status {
+template <typename Request, typename Response, typename Then>
+grpc::ServerUnaryReactor* TaxelService::Serve(
+    grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+    absl::Status (TaxelHandlers::*handler)(const Call&, const Request&, Response*), Then then) {
+  return RunUnary(ctx, method, [this, in, out, handler, then](Call& call) -> absl::Status {
     Request request;
-    const auto parse_start = Clock::now();
-    if (absl::Status s = ParseRequest(*in, &request); !s.ok()) return s;
-    call.parse_seconds = Seconds(parse_start, Clock::now());
+    if (absl::Status s = ParseRequestTimed(*in, &request, &call.parse_seconds); !s.ok()) return s;
     Response response;
     if (absl::Status s = (handlers_.*handler)(call, request, &response); !s.ok()) return s;
+    then(call, request);
     bool own = false;
     const grpc::Status serialised = grpc::SerializationTraits<Response>::Serialize(response, out, &own);
     if (!serialised.ok()) return absl::InternalError(absl::StrCat("response: ", serialised.error_message()));
@@ -113,18 +111,11 @@ grpc::ServerUnaryReactor* TaxelService::ListScenes(grpc::CallbackServerContext* 
 
 grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
                                                     grpc::ByteBuffer* out) {
-  return RunUnary(ctx, "DeleteScene", [this, in, out](Call& call) -> absl::Status {
-    v1::DeleteSceneRequest request;
-    if (absl::Status s = ParseRequest(*in, &request); !s.ok()) return s;
-    v1::DeleteSceneResponse response;
-    if (absl::Status s = handlers_.DeleteScene(call, request, &response); !s.ok()) return s;
-    // The scene's open streams end with the handler's "deleted" error.
-    AbortStreams(call.tenant, request.scene(), ToGrpcStatus(TaxelHandlers::SceneGone(request.scene())));
-    bool own = false;
-    const grpc::Status serialised = grpc::SerializationTraits<v1::DeleteSceneResponse>::Serialize(response, out, &own);
-    if (!serialised.ok()) return absl::InternalError(absl::StrCat("response: ", serialised.error_message()));
-    return absl::OkStatus();
-  });
+  // The scene's open streams (the transport's) end with the handler's "deleted" error.
+  return Serve(ctx, "DeleteScene", in, out, &TaxelHandlers::DeleteScene,
+               [this](const Call& call, const v1::DeleteSceneRequest& request) {
+                 AbortStreams(call.tenant, request.scene(), ToGrpcStatus(TaxelHandlers::SceneGone(request.scene())));
+               });
 }
 
 grpc::ServerUnaryReactor* TaxelService::AddSensor(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
@@ -162,9 +153,7 @@ grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, c
                                              grpc::ByteBuffer* out) {
   return RunUnary(ctx, "Step", [this, in, out](Call& call) -> absl::Status {
     v1::StepRequest request;
-    const auto parse_start = Clock::now();
-    if (absl::Status s = ParseRequest(*in, &request); !s.ok()) return s;
-    call.parse_seconds = Seconds(parse_start, Clock::now());
+    if (absl::Status s = ParseRequestTimed(*in, &request, &call.parse_seconds); !s.ok()) return s;
     std::vector<grpc::Slice> slices;
     if (absl::Status s = handlers_.Step(call, request, &slices); !s.ok()) return s;
     grpc::ByteBuffer bytes(slices.data(), slices.size());

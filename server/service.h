@@ -94,10 +94,12 @@ class TaxelService final : public TaxelServiceBase {
   /// RunUnary for a handler with a protobuf request and response: parses `in` (INVALID_ARGUMENT
   /// when it cannot, or when an enum holds an undeclared value), runs the handler, serialises the
   /// response into `out`.
-  template <typename Request, typename Response>
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in,
-                                  grpc::ByteBuffer* out,
-                                  absl::Status (TaxelHandlers::*handler)(const Call&, const Request&, Response*));
+  /// `then(call, request)` runs after a successful handler (DeleteScene ends the scene's streams).
+  template <typename Request, typename Response, typename Then = void (*)(const Call&, const Request&)>
+  grpc::ServerUnaryReactor* Serve(
+      grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+      absl::Status (TaxelHandlers::*handler)(const Call&, const Request&, Response*),
+      Then then = [](const Call&, const Request&) {});
   grpc::Status Authenticate(grpc::CallbackServerContext* ctx, std::string* tenant) const;
   void AbortStreams(const std::string& tenant, const std::string& scene, const grpc::Status& status);
 

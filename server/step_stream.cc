@@ -108,10 +108,7 @@ void StepStreamReactor::Process(Clock::time_point queued) {
 
 absl::Status StepStreamReactor::Step(Clock::time_point queued) {
   Call call{tenant_, queued, 0.0};
-  const auto parse_start = Clock::now();
-  absl::Status parsed = ParseRequest(request_, &parsed_);
-  call.parse_seconds = Seconds(parse_start, Clock::now());
-  if (!parsed.ok()) return parsed;
+  if (absl::Status s = ParseRequestTimed(request_, &parsed_, &call.parse_seconds); !s.ok()) return s;
   {
     std::lock_guard<std::mutex> lock(mu_);
     scene_ = parsed_.scene();

@@ -300,7 +300,7 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
   }
 }
 
-std::vector<Channel> Sensor::history_channels() const { return TraitsOf(kind()).history; }
+const std::vector<Channel>& Sensor::history_channels() const { return TraitsOf(kind()).history; }
 
 void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
   const int n = layout_.size();

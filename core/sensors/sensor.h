@@ -126,7 +126,7 @@ class Sensor {
   /// Runs the pipeline for env e after the kernels and fills the measured outputs.
   void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt);
   /// The channels a history read returns (those carried by the pipeline).
-  std::vector<Channel> history_channels() const;
+  const std::vector<Channel>& history_channels() const;
   /// Copies history sample h (0 newest) of env e, channel c, into out (n·width floats; zeros
   /// before that many samples). @pre pipeline() and c in history_channels().
   void CopyHistory(int env, int h, Channel c, float* out) const;
