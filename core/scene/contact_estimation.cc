@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -166,7 +167,7 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   return est;
 }
 
-void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin) const {
+void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin, Workspace& ws) const {
   contact::ContactMatrix& M = *matrix_;
   M.ClearEnv(env);
   auto add = [&](int row, int col, const contact::PairForce& f, double sign) {
@@ -179,8 +180,9 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
     }
   };
   // World bounds of every link of the matrix in this env, computed once.
-  thread_local std::vector<geometry::Aabb> world_bounds;
-  world_bounds.assign(m.num_links(), geometry::Aabb::Empty());
+  Workspace::Scope scope(ws);
+  geometry::Aabb* world_bounds = ws.Take<geometry::Aabb>(m.num_links());
+  std::uninitialized_fill(world_bounds, world_bounds + m.num_links(), geometry::Aabb::Empty());
   for (int l = 0; l < m.num_links(); ++l) {
     if (row_of_link_[l] < 0 && column_of_link_[l] < 0) continue;
     const int asset = m.AssetIn(LinkIndex(l), env);

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/common/ids.h"
+#include "core/common/workspace.h"
 #include "core/contact/contact_matrix.h"
 #include "core/contact/surface_samples.h"
 #include "core/scene/scene_model.h"
@@ -47,8 +48,8 @@ class ContactEstimation {
   int row_of(LinkIndex l) const { return row_of_link_[l.value()]; }
   int column_of(LinkIndex l) const { return column_of_link_[l.value()]; }
 
-  /// ESTIMATED: recomputes env e from the current poses and velocities.
-  void EstimateEnv(int env, const SceneModel& model, const KinematicsFn& kinematics) const;
+  /// ESTIMATED: recomputes env e from the current poses and velocities (scratch from `ws`).
+  void EstimateEnv(int env, const SceneModel& model, const KinematicsFn& kinematics, Workspace& ws) const;
 
   /// REPORTED: checks a step's contacts (env ids must be among `stepped`, links in range, forces
   /// finite); INVALID_ARGUMENT naming "contacts.<array>[k]".

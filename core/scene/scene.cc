@@ -321,37 +321,48 @@ void Scene::EvaluateSensors(Executor& executor, absl::Span<const int32_t> envs, 
     }
   }
   for (auto& [id, s] : sensors_) (*evaluations)[static_cast<int>(s->kind())] += int64_t{s->layout().num_active()} * n;
-  worker_candidates_.resize(std::max(1, executor.num_workers()));
-  worker_gel_.resize(worker_candidates_.size());
-  worker_tracked_.resize(worker_candidates_.size());
+  ReserveWorkers(executor);
   executor.ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
     const Task& task = tasks[t];
     sensors::Sensor& sensor = *task.sensor;
     const sensors::LinkKinematics& link = kinematics(task.env, sensor.link());
     const uint64_t step = env_steps_[task.env];
+    WorkerScratch& w = worker_scratch(worker);
+    Workspace::Scope scope(w.ws);
+    float* raw = sensor.pipeline() != nullptr ? sensor.raw_measured(task.env, w.ws) : nullptr;
     switch (sensors::TraitsOf(sensor.kind()).evaluator) {
       case sensors::Evaluator::kElastomer:
-        GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
-        GatherGel(sensor, task.env, &worker_gel_[worker]);
-        TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
-        sensors::EvaluateElastomer(sensor, task.env, link, worker_candidates_[worker], worker_gel_[worker],
-                                   worker_tracked_[worker]);
+        GatherCandidates(sensor, task.env, &w.candidates);
+        GatherGel(sensor, task.env, &w.gel);
+        TrackedInEnv(sensor, task.env, &w.tracked);
+        sensors::EvaluateElastomer(sensor, task.env, link, w.candidates, w.gel, w.tracked, raw, w.ws);
         break;
       case sensors::Evaluator::kProximity:
-        TrackedInEnv(sensor, task.env, &worker_tracked_[worker]);
-        sensors::EvaluateProximity(sensor, task.env, task.begin, task.end, step, link, worker_tracked_[worker]);
+        TrackedInEnv(sensor, task.env, &w.tracked);
+        sensors::EvaluateProximity(sensor, task.env, task.begin, task.end, step, link, w.tracked, raw, w.ws);
         break;
       case sensors::Evaluator::kProbeRange:
-        GatherCandidates(sensor, task.env, &worker_candidates_[worker]);
-        sensors::EvaluateProbeRange(sensor, task.env, task.begin, task.end, step, link, worker_candidates_[worker]);
+        GatherCandidates(sensor, task.env, &w.candidates);
+        sensors::EvaluateProbeRange(sensor, task.env, task.begin, task.end, step, link, w.candidates, raw, w.ws);
         break;
     }
     // A task that covers the whole sensor runs its measured branch right away, while the kernel's
-    // raw output is still in cache.
+    // raw output (in this task's workspace) is still in cache.
     if (sensor.pipeline() && sensor.one_task_per_env()) {
-      sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], dt);
+      sensor.FinishMeasured(task.env, step, env_steps_since_reset_[task.env], dt, raw, w.ws);
     }
   });
+}
+
+void Scene::ReserveWorkers(const Executor& executor) {
+  while (workers_.size() < static_cast<size_t>(std::max(1, executor.num_workers()))) {
+    workers_.push_back(std::make_unique<WorkerScratch>());
+  }
+}
+
+size_t Scene::WorkerScratch::capacity_bytes() const {
+  return sizeof(*this) + ws.capacity_bytes() + (candidates.capacity() + gel.capacity()) * sizeof(sensors::ProbeCandidate) +
+         tracked.capacity() * sizeof(sensors::TrackedLinkInEnv);
 }
 
 // The contact matrix of the stepped envs: the reported contacts applied, or estimated per env.
@@ -361,8 +372,10 @@ void Scene::UpdateContactMatrix(const StepInput& in, absl::Span<const int32_t> e
       contacts_->ApplyReported(in.contacts, envs);
     } else {
       const auto kin = [this](int env, LinkIndex l) -> const sensors::LinkKinematics& { return kinematics(env, l); };
-      executor.ParallelFor(static_cast<int64_t>(envs.size()),
-                           [&](int64_t i, int) { contacts_->EstimateEnv(envs[i], *model_, kin); });
+      ReserveWorkers(executor);
+      executor.ParallelFor(static_cast<int64_t>(envs.size()), [&](int64_t i, int worker) {
+        contacts_->EstimateEnv(envs[i], *model_, kin, worker_scratch(worker).ws);
+      });
     }
   }
 }
@@ -376,9 +389,12 @@ void Scene::FinishMeasuredBranches(Executor& executor, absl::Span<const int32_t>
       if (s->pipeline() && !s->one_task_per_env()) measured.push_back({e, s.get()});
     }
   }
-  executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int) {
+  ReserveWorkers(executor);
+  executor.ParallelFor(static_cast<int64_t>(measured.size()), [&](int64_t t, int worker) {
     const auto [e, s] = measured[t];
-    s->FinishMeasured(e, env_steps_[e], env_steps_since_reset_[e], dt);
+    Workspace& ws = worker_scratch(worker).ws;
+    Workspace::Scope scope(ws);
+    s->FinishMeasured(e, env_steps_[e], env_steps_since_reset_[e], dt, s->raw_measured(e, ws), ws);
   });
 }
 
@@ -513,6 +529,7 @@ size_t Scene::memory_bytes() const {
                  decoded_.capacity() * sizeof(RigidTransform);
   for (const auto& [id, s] : sensors_) total += s->memory_bytes();
   if (contacts_ != nullptr) total += contacts_->memory_bytes();
+  for (const auto& w : workers_) total += w->capacity_bytes();
   return total;
 }
 

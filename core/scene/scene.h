@@ -13,6 +13,7 @@
 #include "absl/types/span.h"
 #include "core/common/executor.h"
 #include "core/common/ids.h"
+#include "core/common/workspace.h"
 #include "core/common/memory_budget.h"
 #include "core/common/pose.h"
 #include "core/geometry/mesh_store.h"
@@ -141,11 +142,19 @@ class Scene {
   std::vector<uint64_t> env_steps_since_reset_;             // [env]: steps since the last reset
   int64_t step_count_ = 0;
   bool needs_velocity_ = false;  // some sensor or the contact model reads link velocities
-  // Scratch reused across steps (not state).
+  // Scratch reused across steps (not state), counted in memory_bytes().
   std::vector<RigidTransform> decoded_;
-  std::vector<std::vector<sensors::ProbeCandidate>> worker_candidates_;
-  std::vector<std::vector<sensors::ProbeCandidate>> worker_gel_;
-  std::vector<std::vector<sensors::TrackedLinkInEnv>> worker_tracked_;
+  // Per executor worker (the `worker` of ParallelFor): the kernels' workspace and the broad
+  // phase's lists. No scratch lives in thread_local storage.
+  struct WorkerScratch {
+    Workspace ws;
+    std::vector<sensors::ProbeCandidate> candidates, gel;
+    std::vector<sensors::TrackedLinkInEnv> tracked;
+    size_t capacity_bytes() const;
+  };
+  WorkerScratch& worker_scratch(int worker) { return *workers_[static_cast<size_t>(worker)]; }
+  void ReserveWorkers(const Executor& executor);
+  std::vector<std::unique_ptr<WorkerScratch>> workers_;
 };
 
 }  // namespace taxel::scene

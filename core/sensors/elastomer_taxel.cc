@@ -134,7 +134,8 @@ TrackedGeometry::LayerKernel::LayerKernel(int rows, int cols, const Eigen::Vecto
     }
   }
   Fft2d fft(prows, pcols);
-  for (auto& v : c) fft.Inverse(v.data());
+  Workspace ws;  // once, at creation
+  for (auto& v : c) fft.Inverse(v.data(), ws);
   // Keep the offsets a probe pair can have; normalise by the largest magnitude among them.
   k_.resize(static_cast<size_t>(2 * rows_ - 1) * (2 * cols_ - 1));
   double peak = 0;
@@ -219,17 +220,18 @@ bool TrackedGeometry::PrepareDilation(const ProbeLayout& layout, const Elastomer
       f->kn[idx] = std::exp(-p.lambda_d * r2);
     }
   }
-  for (auto* k : {&f->kx, &f->ky, &f->kz, &f->kn}) f->fft->Forward(k->data());
+  Workspace ws;  // once, at creation
+  for (auto* k : {&f->kx, &f->ky, &f->kz, &f->kn}) f->fft->Forward(k->data(), ws);
   fft_ = std::move(f);
   return true;
 }
 
 void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const ElastomerParams& p, const double* h,
-                 double* u) {
+                 double* u, Workspace& ws) {
   const auto& f = g.fft();
   const size_t N = static_cast<size_t>(f.prows) * f.pcols;
-  thread_local std::vector<std::complex<double>> z, w1, w2;
-  z.assign(N, 0.0);
+  Workspace::Scope scope(ws);
+  auto* z = ws.TakeZeroed<std::complex<double>>(N);
   // Two real inputs in one transform: z = h + i·h^p.
   for (int i = 0; i < f.rows; ++i) {
     for (int j = 0; j < f.cols; ++j) {
@@ -237,8 +239,9 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
       z[static_cast<size_t>(i) * f.pcols + j] = {hv, hv > 0 ? std::pow(hv, p.normal_exponent) : 0.0};
     }
   }
-  f.fft->Forward(z.data(), f.rows);  // rows ≥ f.rows are the zero padding
-  w1.resize(N), w2.resize(N);
+  f.fft->Forward(z, ws, f.rows);  // rows ≥ f.rows are the zero padding
+  auto* w1 = ws.Take<std::complex<double>>(N);
+  auto* w2 = ws.Take<std::complex<double>>(N);
   const std::complex<double> I(0, 1);
   for (int a = 0; a < f.prows; ++a) {
     for (int b = 0; b < f.pcols; ++b) {
@@ -252,8 +255,8 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
       w2[k] = H * f.kz[k] + I * (Hp * f.kn[k]);
     }
   }
-  f.fft->Inverse(w1.data(), f.rows);  // only the unpadded rows are read
-  f.fft->Inverse(w2.data(), f.rows);
+  f.fft->Inverse(w1, ws, f.rows);  // only the unpadded rows are read
+  f.fft->Inverse(w2, ws, f.rows);
   const Eigen::Vector3d n0 = layout.normal(0);
   for (int i = 0; i < f.rows; ++i) {
     for (int j = 0; j < f.cols; ++j) {
@@ -271,14 +274,15 @@ void DilationFft(const TrackedGeometry& g, const ProbeLayout& layout, const Elas
 }
 
 void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl::Span<const ProbeCandidate> candidates,
-                       absl::Span<const ProbeCandidate> gel, absl::Span<const TrackedLinkInEnv> tracked) {
+                       absl::Span<const ProbeCandidate> gel, absl::Span<const TrackedLinkInEnv> tracked,
+                       float* raw_measured, Workspace& ws) {
   const ProbeLayout& layout = sensor.layout();
   const ElastomerParams& p = sensor.spec().elastomer;
   TrackedGeometry& g = *sensor.tracked();
   const int n = layout.size();
-  thread_local std::vector<double> h, u;
-  h.assign(n, 0.0);
-  u.assign(static_cast<size_t>(3) * n, 0.0);
+  Workspace::Scope scope(ws);
+  double* h = ws.TakeZeroed<double>(n);
+  double* u = ws.TakeZeroed<double>(static_cast<size_t>(3) * n);
   // Indentation of each marker into the tracked shapes (no radius offset).
   bool any = false;
   for (int k = 0; k < n; ++k) {
@@ -289,9 +293,9 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
   }
   if (any) {
     if (g.has_fft()) {
-      DilationFft(g, layout, p, h.data(), u.data());
+      DilationFft(g, layout, p, h, u, ws);
     } else {
-      DilationDirect(layout, p, h.data(), u.data(), &g);
+      DilationDirect(layout, p, h, u, &g);
     }
   }
   // Shear: tracked surface points anchor in the gel and drag the markers near them.
@@ -345,7 +349,7 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
   const size_t base = static_cast<size_t>(env) * n * 3;
   for (int k = 0; k < 3 * n; ++k) out.displacement[base + k] = static_cast<float>(u[k]);
   if (MeasuredPipeline* pipe = sensor.pipeline()) {
-    float* raw = sensor.raw_measured(env);
+    float* raw = raw_measured;
     for (int k = 0; k < n; ++k) {
       const double gain = pipe->gain(env, k);
       for (int a = 0; a < 3; ++a) raw[3 * k + a] = static_cast<float>(gain * u[3 * k + a]);

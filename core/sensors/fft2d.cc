@@ -57,30 +57,29 @@ void Fft2d::Transform1d(const Plan1d& plan, std::complex<double>* x, int stride,
   for (int i = 0; i < n; ++i) x[i * stride] = scratch[i];
 }
 
-void Fft2d::Rows(std::complex<double>* data, int n_rows, bool inverse) const {
-  thread_local std::vector<std::complex<double>> scratch;
-  scratch.resize(cols_);
-  for (int r = 0; r < n_rows; ++r)
-    Transform1d(row_plan_, data + static_cast<size_t>(r) * cols_, 1, inverse, scratch.data());
+void Fft2d::Rows(std::complex<double>* data, int n_rows, bool inverse, std::complex<double>* scratch) const {
+  for (int r = 0; r < n_rows; ++r) Transform1d(row_plan_, data + static_cast<size_t>(r) * cols_, 1, inverse, scratch);
 }
 
-void Fft2d::Columns(std::complex<double>* data, bool inverse) const {
-  thread_local std::vector<std::complex<double>> scratch;
-  scratch.resize(rows_);
-  for (int c = 0; c < cols_; ++c) Transform1d(col_plan_, data + c, cols_, inverse, scratch.data());
+void Fft2d::Columns(std::complex<double>* data, bool inverse, std::complex<double>* scratch) const {
+  for (int c = 0; c < cols_; ++c) Transform1d(col_plan_, data + c, cols_, inverse, scratch);
 }
 
-void Fft2d::Forward(std::complex<double>* data, int nonzero_rows) const {
+void Fft2d::Forward(std::complex<double>* data, Workspace& ws, int nonzero_rows) const {
+  Workspace::Scope scope(ws);
+  auto* scratch = ws.Take<std::complex<double>>(std::max(rows_, cols_));
   // Rows first: the transform of an all-zero row is zero, so those rows need no work.
-  Rows(data, nonzero_rows < 0 ? rows_ : std::min(nonzero_rows, rows_), false);
-  Columns(data, false);
+  Rows(data, nonzero_rows < 0 ? rows_ : std::min(nonzero_rows, rows_), false, scratch);
+  Columns(data, false, scratch);
 }
 
-void Fft2d::Inverse(std::complex<double>* data, int needed_rows) const {
+void Fft2d::Inverse(std::complex<double>* data, Workspace& ws, int needed_rows) const {
+  Workspace::Scope scope(ws);
+  auto* scratch = ws.Take<std::complex<double>>(std::max(rows_, cols_));
   // Columns first, so that the last pass (rows) can stop at the rows wanted.
   const int n_rows = needed_rows < 0 ? rows_ : std::min(needed_rows, rows_);
-  Columns(data, true);
-  Rows(data, n_rows, true);
+  Columns(data, true, scratch);
+  Rows(data, n_rows, true, scratch);
   const double s = 1.0 / (static_cast<double>(rows_) * cols_);
   for (size_t i = 0; i < static_cast<size_t>(n_rows) * cols_; ++i) data[i] *= s;
 }

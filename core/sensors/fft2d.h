@@ -1,11 +1,13 @@
 // A small radix-2 complex FFT in one and two dimensions (power-of-two sizes), for the exact
 // zero-padded convolutions of the ElastomerTaxel. Iterative Cooley–Tukey with precomputed
-// twiddles and bit reversal; no allocation per transform.
+// twiddles and bit reversal; no allocation per transform (scratch from the caller's workspace).
 #ifndef TAXEL_CORE_SENSORS_FFT2D_H_
 #define TAXEL_CORE_SENSORS_FFT2D_H_
 
 #include <complex>
 #include <vector>
+
+#include "core/common/workspace.h"
 
 namespace taxel::sensors {
 
@@ -22,8 +24,9 @@ class Fft2d {
   /// rows of the input can be non-zero (the rest must hold zeros: their row transforms are
   /// skipped); Inverse may be told that only the first `needed_rows` rows of the output are wanted
   /// (the other rows are left holding intermediate values). -1 = all rows.
-  void Forward(std::complex<double>* data, int nonzero_rows = -1) const;
-  void Inverse(std::complex<double>* data, int needed_rows = -1) const;
+  /// Scratch (max(rows, cols) values) comes from `ws`.
+  void Forward(std::complex<double>* data, Workspace& ws, int nonzero_rows = -1) const;
+  void Inverse(std::complex<double>* data, Workspace& ws, int needed_rows = -1) const;
 
   static bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
   static int NextPowerOfTwo(int n);
@@ -37,8 +40,8 @@ class Fft2d {
   static Plan1d MakePlan(int n);
   static void Transform1d(const Plan1d& plan, std::complex<double>* x, int stride, bool inverse,
                           std::complex<double>* scratch);
-  void Rows(std::complex<double>* data, int n_rows, bool inverse) const;
-  void Columns(std::complex<double>* data, bool inverse) const;
+  void Rows(std::complex<double>* data, int n_rows, bool inverse, std::complex<double>* scratch) const;
+  void Columns(std::complex<double>* data, bool inverse, std::complex<double>* scratch) const;
 
   int rows_, cols_;
   Plan1d row_plan_, col_plan_;

@@ -126,19 +126,17 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   for (int e = 0; e < num_envs; ++e) ResetEnv(e, 0);
 }
 
-const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step) const {
+const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint64_t step, Workspace& ws) const {
   const int count = end - begin;
-  thread_local std::vector<double> radii;
-  radii.resize(count);
-  double* out = radii.data();
+  double* out = ws.Take<double>(count);
   for (int i = 0; i < count; ++i) out[i] = layout_->radius(begin + i);
   if (spec_.probe_radius_noise == 0) return out;
   // Probe k takes word k mod 4 of block k / 4.
   const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
-  thread_local std::vector<uint32_t> bits;
-  bits.resize(4 * static_cast<size_t>(blocks));
+  Workspace::Scope scope(ws);  // the random words only; `out` belongs to the caller's scope
+  uint32_t* bits = ws.Take<uint32_t>(4 * static_cast<size_t>(blocks));
   FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), static_cast<uint32_t>(env),
-             static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits.data(), blocks);
+             static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits, blocks);
   for (int i = 0; i < count; ++i) {
     const uint32_t word = bits[begin + i - 4 * first_block];
     if (out[i] != 0) out[i] = std::max(0.0, out[i] + (2 * UniformFromBits(word) - 1) * spec_.probe_radius_noise);
@@ -248,15 +246,15 @@ void MeasuredPipeline::Prepare(double dt) {
   ring_ = need;
 }
 
-const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw) {
+const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw,
+                                       Workspace& ws) {
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
   const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
   // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
   // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
-  // crosstalk, a per-thread scratch (nothing of it outlives the step).
-  thread_local std::vector<float> scratch;
+  // crosstalk, the caller's workspace (nothing of it outlives the step).
   float* sample;
   if (ring_ > 0) {
     sample = &ring_data_[RingOffset(env, written_[env], ring_)];
@@ -265,13 +263,12 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else if (!crosstalk_) {
     sample = raw;
   } else {
-    scratch.resize(nc);
-    sample = scratch.data();
+    sample = ws.Take<float>(nc);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
     if (crosstalk_) {
-      Crosstalk(raw, sample);
+      Crosstalk(raw, sample, ws);
     } else if (sample != raw) {
       std::copy(raw, raw + nc, sample);
     }

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/common/rng.h"
+#include "core/common/workspace.h"
 #include "core/sensors/probe_layout.h"
 #include "core/sensors/sensor_spec.h"
 
@@ -68,8 +69,8 @@ class MeasuredPipeline {
   /// Radii used by the measured branch of probes [begin, end) of env e at env step `step`:
   /// end − begin values, max(0, R + (2u − 1)·probe_radius_noise) with u the uniform of Philox
   /// block (sensor, env, ⌊probe / 4⌋, step), word probe mod 4; R itself without radius noise and
-  /// for fillers. The array is per thread, valid until the next call on this thread.
-  const double* MeasuredRadii(int env, int begin, int end, uint64_t step) const;
+  /// for fillers. The array is taken from `ws`, valid until the caller's Workspace::Scope ends.
+  const double* MeasuredRadii(int env, int begin, int end, uint64_t step, Workspace& ws) const;
   /// Current gain of (env, probe).
   double gain(int env, int probe) const { return gains_[static_cast<size_t>(env) * n_ + probe]; }
   /// Overrides the gains of env e (n values) until the next reset redraws them (when a resample
@@ -96,12 +97,13 @@ class MeasuredPipeline {
   size_t memory_bytes() const;
 
   /// Runs the stages for env e on raw[n·C] (the kernel's output with gain and noisy radius) and
-  /// returns the measured sample the sensor reports now (n·C values, valid until the next Process
-  /// call on this thread), or nullptr when it reads 0 (a delay not yet filled). `step` is the
+  /// returns the measured sample the sensor reports now (n·C values, in raw, in the pipeline's state
+  /// or taken from `ws`: valid until the next Process call for env e or the end of the caller's
+  /// Workspace::Scope, whichever comes first), or nullptr when it reads 0 (a delay not yet filled). `step` is the
   /// env's step counter since creation (keys the random draws; 1 for its first step),
   /// `steps_since_reset` the count since its last reset (phases the update period; 1 for the
   /// first step). May work on raw in place.
-  const float* Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw);
+  const float* Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
 
   /// History sample h (0 = newest) of env e: n·C floats, or nullptr when fewer than h + 1
   /// samples exist since the last reset (the sample then reads 0).
@@ -111,12 +113,12 @@ class MeasuredPipeline {
  private:
   // The value stages (hysteresis … quantisation, dead taxels, fillers) on sample xs[n·C] of env e.
   void ApplyStages(int env, uint64_t step, double dt, float* xs);
-  void Crosstalk(const float* x, float* y) const;
+  void Crosstalk(const float* x, float* y, Workspace& ws) const;
   void CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& kernel, float* y, int y_stride,
-                      int y_offset) const;
+                      int y_offset, Workspace& ws) const;
   // The Gaussian kernel's product form: (1 − s)·x + s·(g_rows ⊗ g_cols) ⋆ x, two 1D passes in
   // float. All channels of x (n·C, channel-interleaved) into y.
-  void SeparableCorrelate(const float* x, float* y) const;
+  void SeparableCorrelate(const float* x, float* y, Workspace& ws) const;
 
   ImperfectionSpec spec_;
   const ProbeLayout* layout_;

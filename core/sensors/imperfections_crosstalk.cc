@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<double>> GaussianCrosstalkKernel(int rows, int cols, 
 }
 
 void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, const std::vector<double>& K, float* y,
-                                      int y_stride, int y_offset) const {
+                                      int y_stride, int y_offset, Workspace& ws) const {
   // y[i,j] = Σ_ab K[a,b]·x[i + a − kr/2, j + b − kc/2] (each source / its weight in renormalize
   // mode). The source goes into a zero-padded buffer first, so that the taps need no bounds tests.
   const int rows = layout_->rows(), cols = layout_->cols();
@@ -64,8 +64,8 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
                                : &source_weight_torque_;
   }
   const int pr = kr_ / 2, pc = kc_ / 2, pcols = cols + 2 * pc;
-  thread_local std::vector<double> pad;
-  pad.assign(static_cast<size_t>(rows + 2 * pr) * pcols, 0.0);
+  Workspace::Scope scope(ws);
+  double* pad = ws.TakeZeroed<double>(static_cast<size_t>(rows + 2 * pr) * pcols);
   for (int i = 0; i < rows; ++i) {
     double* row = &pad[static_cast<size_t>(i + pr) * pcols + pc];
     for (int j = 0; j < cols; ++j) {
@@ -120,17 +120,16 @@ inline __attribute__((always_inline)) void WeightedSum(const float* const* src, 
 __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float* x, const float* inv_w,
                                                                      const uint8_t* active, int rows, int cols, int C,
                                                                      const float* g_rows, int hr, const float* g_cols,
-                                                                     int hc, float strength, float* y) {
+                                                                     int hc, float strength, float* y, Workspace& ws) {
   const size_t row_len = static_cast<size_t>(cols) * C, pad = static_cast<size_t>(hc) * C;
-  thread_local std::vector<const float*> taps;
-  thread_local std::vector<float> weights;
-  taps.resize(2 * std::max(hr, hc) + 1);
-  weights.resize(taps.size());
+  Workspace::Scope scope(ws);
+  const size_t n_taps_max = 2 * static_cast<size_t>(std::max(hr, hc)) + 1;
+  const float** taps = ws.Take<const float*>(n_taps_max);
+  float* weights = ws.Take<float>(n_taps_max);
   // Rows whose source is all ±0 contribute nothing to the sums (leaving them out gives the same
   // bits: a sum started at +0 never becomes −0), and an output row whose (2hr + 1)-row window is
   // all ±0 reads +0: both skipped — pads are mostly out of contact.
-  thread_local std::vector<uint8_t> row_any;
-  row_any.assign(rows, 0);
+  uint8_t* row_any = ws.TakeZeroed<uint8_t>(rows);
   bool any = false;
   for (int i = 0; i < rows; ++i) {
     const float* xr = x + i * row_len;
@@ -145,10 +144,9 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
   }
   // Per non-zero row: the source (divided by its weight in renormalize mode) zero-padded by hc
   // columns each side, src[i], and its row pass tmp[i] = Σ_b g_cols[b]·src[i][j + b − hc].
-  thread_local std::vector<float> src, tmp, acc;
   const size_t prow_len = row_len + 2 * pad;
-  src.resize(static_cast<size_t>(rows) * prow_len);
-  tmp.resize(static_cast<size_t>(rows) * row_len);
+  float* src = ws.Take<float>(static_cast<size_t>(rows) * prow_len);
+  float* tmp = ws.Take<float>(static_cast<size_t>(rows) * row_len);
   for (int i = 0; i < rows; ++i) {
     if (!row_any[i]) continue;
     const float* xr = x + i * row_len;
@@ -164,10 +162,10 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
       }
     }
     for (int b = 0; b <= 2 * hc; ++b) taps[b] = s_row + static_cast<size_t>(b) * C;  // column j + b − hc, padded
-    WeightedSum(taps.data(), g_cols, 2 * hc + 1, row_len, &tmp[i * row_len]);
+    WeightedSum(taps, g_cols, 2 * hc + 1, row_len, &tmp[i * row_len]);
   }
   // Column pass and the blend with the identity.
-  acc.resize(row_len);
+  float* acc = ws.Take<float>(row_len);
   for (int i = 0; i < rows; ++i) {
     float* y_row = y + i * row_len;
     bool window = false;
@@ -183,7 +181,7 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
       taps[n_taps] = &tmp[r * row_len];
       weights[n_taps++] = g_rows[a];
     }
-    WeightedSum(taps.data(), weights.data(), n_taps, row_len, acc.data());
+    WeightedSum(taps, weights, n_taps, row_len, acc);
     if (row_any[i]) {
       const float* s_row = &src[i * prow_len + pad];
       for (size_t jc = 0; jc < row_len; ++jc) y_row[jc] = (1 - strength) * s_row[jc] + strength * acc[jc];
@@ -198,38 +196,37 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
 
 }  // namespace
 
-void MeasuredPipeline::SeparableCorrelate(const float* x, float* y) const {
+void MeasuredPipeline::SeparableCorrelate(const float* x, float* y, Workspace& ws) const {
   // All C channels at once (they share the kernel), channel-interleaved like x and y so that the
   // innermost loops run over contiguous channels.
   SeparableBlur(x, inv_source_weight_.empty() ? nullptr : inv_source_weight_.data(), active_.data(), layout_->rows(),
                 layout_->cols(), channels_, g_rows_.data(), kr_ / 2, g_cols_.data(), kc_ / 2,
-                static_cast<float>(spec_.crosstalk_strength), y);
+                static_cast<float>(spec_.crosstalk_strength), y, ws);
 }
 
-void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
+void MeasuredPipeline::Crosstalk(const float* x, float* y, Workspace& ws) const {
   // Split force-like vectors into the normal component (along the probe normal) and the
   // tangential part, filter each with its kernel, and recombine.
   const int C = channels_;
-  thread_local std::vector<float> normal_in, normal_out;
   if (separable_) {  // one kernel for every channel: filter the components directly
-    SeparableCorrelate(x, y);
+    SeparableCorrelate(x, y, ws);
     return;
   }
   int c0 = 0;
   for (ChannelGroup g : groups_) {
     if (g == ChannelGroup::kScalar) {
-      CrossCorrelate(x, C, c0, kernel_normal_, y, C, c0);
+      CrossCorrelate(x, C, c0, kernel_normal_, y, C, c0, ws);
     } else if (g == ChannelGroup::kTorque) {
-      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_torque_, y, C, c0 + a);
+      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_torque_, y, C, c0 + a, ws);
     } else if (kernel_shear_ == kernel_normal_) {
       // One kernel for both parts: filtering is linear, so filter the components directly (exact
       // same result as splitting along the probe normal, without the rounding of the split).
-      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_normal_, y, C, c0 + a);
+      for (int a = 0; a < 3; ++a) CrossCorrelate(x, C, c0 + a, kernel_normal_, y, C, c0 + a, ws);
     } else {
-      normal_in.assign(n_, 0.f);
-      normal_out.assign(n_, 0.f);
-      thread_local std::vector<float> tangent;
-      tangent.assign(static_cast<size_t>(n_) * 3, 0.f);
+      Workspace::Scope scope(ws);
+      float* normal_in = ws.TakeZeroed<float>(n_);
+      float* normal_out = ws.TakeZeroed<float>(n_);
+      float* tangent = ws.TakeZeroed<float>(static_cast<size_t>(n_) * 3);
       for (int k = 0; k < n_; ++k) {
         const Eigen::Vector3d nrm = layout_->normal(k);
         const Eigen::Vector3d v(x[k * C + c0], x[k * C + c0 + 1], x[k * C + c0 + 2]);
@@ -238,10 +235,9 @@ void MeasuredPipeline::Crosstalk(const float* x, float* y) const {
         const Eigen::Vector3d t = v - vn * nrm;
         for (int a = 0; a < 3; ++a) tangent[k * 3 + a] = static_cast<float>(t[a]);
       }
-      CrossCorrelate(normal_in.data(), 1, 0, kernel_normal_, normal_out.data(), 1, 0);
-      thread_local std::vector<float> tangent_out;
-      tangent_out.assign(static_cast<size_t>(n_) * 3, 0.f);
-      for (int a = 0; a < 3; ++a) CrossCorrelate(tangent.data(), 3, a, kernel_shear_, tangent_out.data(), 3, a);
+      CrossCorrelate(normal_in, 1, 0, kernel_normal_, normal_out, 1, 0, ws);
+      float* tangent_out = ws.TakeZeroed<float>(static_cast<size_t>(n_) * 3);
+      for (int a = 0; a < 3; ++a) CrossCorrelate(tangent, 3, a, kernel_shear_, tangent_out, 3, a, ws);
       for (int k = 0; k < n_; ++k) {
         const Eigen::Vector3d nrm = layout_->normal(k);
         for (int a = 0; a < 3; ++a) {

@@ -60,16 +60,16 @@ void KinematicForce(const SensorSpec& spec, const ProbeCandidate& cand, const Li
 }  // namespace
 
 void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& link,
-                        absl::Span<const ProbeCandidate> candidates) {
+                        absl::Span<const ProbeCandidate> candidates, float* raw_measured, Workspace& ws) {
   const ProbeLayout& layout = sensor.layout();
   const SensorSpec& spec = sensor.spec();
   SensorOutputs& out = sensor.mutable_truth();
   MeasuredPipeline* pipe = sensor.pipeline();
-  float* raw = pipe != nullptr ? sensor.raw_measured(env) : nullptr;
+  float* raw = pipe != nullptr ? raw_measured : nullptr;
   const int W = pipe != nullptr ? sensor.measured_width() : 0;
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
-  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step) : nullptr;
+  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);

@@ -57,9 +57,10 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
 
 /// Evaluates probes [begin, end) of `sensor` in env `env`: the ground-truth branch, and when the
 /// sensor has imperfections its raw measured values (noisy radius, gain) for the pipeline.
-/// `step` is the env's step counter (keys the radius noise).
+/// `step` is the env's step counter (keys the radius noise); `raw_measured` is env e's array
+/// (Sensor::raw_measured; unused without a pipeline). Scratch from `ws`.
 void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
-                        absl::Span<const ProbeCandidate> candidates);
+                        absl::Span<const ProbeCandidate> candidates, float* raw_measured, Workspace& ws);
 
 }  // namespace taxel::sensors
 

@@ -8,14 +8,14 @@
 namespace taxel::sensors {
 
 void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& link,
-                       absl::Span<const TrackedLinkInEnv> tracked) {
+                       absl::Span<const TrackedLinkInEnv> tracked, float* raw_measured, Workspace& ws) {
   const ProbeLayout& layout = sensor.layout();
   const ProximityParams& p = sensor.spec().proximity;
   SensorOutputs& out = sensor.mutable_truth();
   MeasuredPipeline* pipe = sensor.pipeline();
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
-  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step) : nullptr;
+  const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
   for (int k = begin; k < end; ++k) {
     const double R = layout.radius(k);
     const double R_m = measured_radius != nullptr ? measured_radius[k - begin] : R;
@@ -73,7 +73,7 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
     if (pipe != nullptr) {
       const int m = branches - 1;
       const double gain = pipe->gain(env, k);
-      float* raw = sensor.raw_measured(env) + static_cast<size_t>(k) * 6;
+      float* raw = raw_measured + static_cast<size_t>(k) * 6;
       for (int a = 0; a < 3; ++a) {
         raw[a] = static_cast<float>(gain * F_L[m][a]);
         raw[3 + a] = static_cast<float>(gain * (T_L[m][a] - twist_L[m][a]) + twist_L[m][a]);

@@ -228,12 +228,10 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
 
 int Sensor::measured_width() const { return WidthOf(spec_.kind); }
 
-float* Sensor::raw_measured(int env) {
+float* Sensor::raw_measured(int env, Workspace& ws) {
   const size_t width = static_cast<size_t>(layout_.size()) * measured_width();
   if (!raw_measured_.empty()) return &raw_measured_[static_cast<size_t>(env) * width];
-  thread_local std::vector<float> scratch;
-  if (scratch.size() < width) scratch.resize(width);
-  return scratch.data();
+  return ws.Take<float>(width);
 }
 
 bool Sensor::has_channel(Channel c) const {
@@ -257,15 +255,12 @@ __attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const fl
 
 }  // namespace
 
-void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt) {
+void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw,
+                            Workspace& ws) {
   const int n = layout_.size();
   const int W = measured_width();
-  const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw_measured(env));
-  if (out == nullptr) {  // a delay not yet filled reads 0
-    thread_local std::vector<float> zeros;
-    zeros.assign(static_cast<size_t>(n) * W, 0.f);
-    out = zeros.data();
-  }
+  const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);
+  if (out == nullptr) out = ws.TakeZeroed<float>(static_cast<size_t>(n) * W);  // a delay not yet filled reads 0
   const size_t base = static_cast<size_t>(env) * n;
   switch (kind()) {
     case SensorKind::kKinematicTaxel:

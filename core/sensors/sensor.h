@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/common/ids.h"
+#include "core/common/workspace.h"
 #include "core/sensors/imperfections.h"
 #include "core/sensors/probe_layout.h"
 #include "core/sensors/sensor_spec.h"
@@ -119,12 +120,13 @@ class Sensor {
   int probes_per_task() const { return kind() == SensorKind::kElastomerTaxel ? num_probes() : kProbesPerTask; }
   /// One task per env evaluates the whole sensor, and runs its measured branch right after.
   bool one_task_per_env() const { return num_probes() <= probes_per_task(); }
-  /// Kernel output for the measured branch (gain and noisy radius applied), n·width values for
-  /// env e. A sensor evaluated by one task per env uses a per-thread scratch (the kernel and
-  /// FinishMeasured run back to back in that task, on that thread); a larger one keeps [E·n·width].
-  float* raw_measured(int env);
-  /// Runs the pipeline for env e after the kernels and fills the measured outputs.
-  void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt);
+  /// Where the kernels write the measured branch's raw values (gain and noisy radius applied),
+  /// n·width values for env e. A sensor evaluated by one task per env takes them from the task's
+  /// workspace (the kernel and FinishMeasured run back to back in that task, inside one
+  /// Workspace::Scope); a larger one keeps [E·n·width] of its own, read by a later pass.
+  float* raw_measured(int env, Workspace& ws);
+  /// Runs the pipeline for env e on `raw` (from raw_measured) and fills the measured outputs.
+  void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
   /// The channels a history read returns (those carried by the pipeline).
   const std::vector<Channel>& history_channels() const;
   /// Copies history sample h (0 newest) of env e, channel c, into out (n·width floats; zeros

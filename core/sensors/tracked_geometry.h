@@ -107,14 +107,16 @@ class TrackedGeometry {
 /// ElastomerTaxel for env e: indentation of every marker into the tracked shapes (`candidates`,
 /// the tracked links' shapes near the pad), dilation (FFT or direct sum), and the shear of
 /// tracked points anchored in the gel (`gel`: the sensor link's own shapes). Writes the ground
-/// truth displacement and, when the sensor has a pipeline, the raw measured one (× gain).
+/// truth displacement and, when the sensor has a pipeline, the raw measured one (× gain) into
+/// `raw_measured` (Sensor::raw_measured of env e; unused without a pipeline). Scratch from `ws`.
 void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& sensor_link,
                        absl::Span<const ProbeCandidate> candidates, absl::Span<const ProbeCandidate> gel,
-                       absl::Span<const TrackedLinkInEnv> tracked);
+                       absl::Span<const TrackedLinkInEnv> tracked, float* raw_measured, Workspace& ws);
 
-/// ProximityTaxel for probes [begin, end) of env e (point clouds of the tracked links).
+/// ProximityTaxel for probes [begin, end) of env e (point clouds of the tracked links); the raw
+/// measured values, with a pipeline, go to `raw_measured` (env e's array). Scratch from `ws`.
 void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
-                       absl::Span<const TrackedLinkInEnv> tracked);
+                       absl::Span<const TrackedLinkInEnv> tracked, float* raw_measured, Workspace& ws);
 
 /// The direct dilation sum for any layout (exposed for tests of the FFT path):
 /// u_i = dilate_scale·Σ_j [T_i(x_i − x_j)·h_j·w(r) + (1 − c)·h_j·K_layer(i − j) + n_i·h_j^p·exp(−λ_d r²)],
@@ -126,9 +128,10 @@ void DilationDirect(const ProbeLayout& layout, const ElastomerParams& p, const d
 /// S(q) = 2q²/(sinh 2q − 2q), the in-plane transfer of a bonded incompressible layer at q = |k|·h,
 /// with q clamped to [1e-3, 30] and a series for 2q < 1 (S → 3/(2q) as q → 0, 4q²·e^(−2q) as q → ∞).
 double BondedLayerTransfer(double q);
-/// The same by zero-padded FFT convolution. @pre geometry.PrepareDilation returned true for the layout.
+/// The same by zero-padded FFT convolution, scratch from `ws`. @pre geometry.PrepareDilation
+/// returned true for the layout.
 void DilationFft(const TrackedGeometry& geometry, const ProbeLayout& layout, const ElastomerParams& p, const double* h,
-                 double* u);
+                 double* u, Workspace& ws);
 
 }  // namespace taxel::sensors
 

@@ -369,6 +369,35 @@ TEST(SceneDeterminismTest, BitIdenticalAcrossThreadCounts) {
   EXPECT_GT(touching, 16);
 }
 
+TEST(SceneMemoryTest, TheWorkersScratchIsCountedAndASteadyStepAllocatesNothing) {
+  // A noisy probe radius makes the kernel take the measured radii from its worker's workspace
+  // (one worker here: the inline executor), and crosstalk takes its passes from it too. The
+  // workspace's first block is 64 KiB, so memory_bytes grows by at least that much on the first
+  // step; the same step again reuses it and changes nothing.
+  geometry::MeshStore meshes;
+  SceneSpec spec = PadAndBall(4);
+  SensorSpec s = GridSensor("kin", SensorKind::kKinematicTaxel);
+  s.imperfections.probe_radius_noise = 0.0005;
+  s.imperfections.crosstalk_sigma = 0.01;
+  spec.sensors.push_back(s);
+  auto scene = Scene::Create(spec, meshes);
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  InlineExecutor executor;
+  std::vector<Env> envs(4);
+  for (auto& e : envs) e.ball = Eigen::Vector3d(0, 0, kPadHalfZ + kBallR - 0.001);  // 1 mm into the pad
+  const std::vector<double> poses = Poses(envs);
+  StepInput in;
+  in.poses = poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  const size_t before = (*scene)->memory_bytes();
+  ASSERT_TRUE((*scene)->Step(in, executor).ok());
+  const size_t after_one = (*scene)->memory_bytes();
+  EXPECT_GE(after_one, before + (size_t{64} << 10));
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE((*scene)->Step(in, executor).ok());
+  EXPECT_EQ((*scene)->memory_bytes(), after_one);
+}
+
 TEST_F(PadAndBallTest, InvalidStepsAreRefusedAndChangeNothing) {
   auto id = scene_->AddSensor(GridSensor("depth", SensorKind::kContactDepthProbe));
   ASSERT_TRUE(id.ok());

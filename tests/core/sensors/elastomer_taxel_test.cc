@@ -57,9 +57,10 @@ TEST(ElastomerDilationTest, FftEqualsTheDirectSum) {
         TrackedGeometry g({}, 1, {{}});
         ASSERT_TRUE(g.PrepareDilation(layout, params)) << rows << "x" << cols;
         std::vector<double> direct(3 * layout.size()), fft(3 * layout.size());
+        Workspace ws;
         DilationDirect(layout, params, h.data(), direct.data(), &g);  // with the layer kernel (c < 1)
         EXPECT_EQ(g.layer_kernel() != nullptr, c < 1);
-        DilationFft(g, layout, params, h.data(), fft.data());
+        DilationFft(g, layout, params, h.data(), fft.data(), ws);
         const double scale = MaxAbs(direct);
         ASSERT_GT(scale, 0);
         for (size_t i = 0; i < direct.size(); ++i) {
@@ -214,8 +215,9 @@ TEST(ElastomerDilationTest, GridGelsUseTheBondedLayerKernelNormalisedToItsPeak) 
     EXPECT_NEAR(K->at(2, 0).x(), 0, 1e-12) << r.thickness;
     EXPECT_NEAR(K->at(0, 3).z(), 0, 1e-12) << r.thickness;
     std::vector<double> direct(3 * n * n), fft(3 * n * n);
+    Workspace ws;
     DilationDirect(layout, params, h.data(), direct.data(), &g);
-    DilationFft(g, layout, params, h.data(), fft.data());
+    DilationFft(g, layout, params, h.data(), fft.data(), ws);
     double energy = 0;
     for (int k = 0; k < n * n; ++k) energy += direct[3 * k] * direct[3 * k] + direct[3 * k + 1] * direct[3 * k + 1];
     EXPECT_NEAR(energy, r.energy, 1e-8 * r.energy) << r.thickness;

@@ -53,7 +53,8 @@ class Pipe {
   std::vector<float> Step(std::vector<float> raw, int env = 0, double dt = kDt) {
     ++steps_[env];
     pipe_->Prepare(dt);
-    const float* sample = pipe_->Process(env, steps_[env], steps_[env], dt, raw.data());
+    Workspace::Scope scope(ws_);
+    const float* sample = pipe_->Process(env, steps_[env], steps_[env], dt, raw.data(), ws_);
     if (sample == nullptr) return std::vector<float>(raw.size(), 0.f);
     return std::vector<float>(sample, sample + raw.size());
   }
@@ -63,6 +64,7 @@ class Pipe {
   ProbeLayout layout_;
   std::vector<uint64_t> steps_;
   std::unique_ptr<MeasuredPipeline> pipe_;
+  Workspace ws_;
 };
 
 TEST(MeasuredPipelineTest, HysteresisFollowsTheExponentialMemory) {
