@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ccache
   # core
   libeigen3-dev libabsl-dev libnanoflann-dev
   # service
