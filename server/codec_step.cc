@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/common/nonzero_mask.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
@@ -236,41 +235,10 @@ int64_t EstimateContactMatrixBytes(const scene::Scene& scene, int64_t num_envs) 
   return 256 + 5 * num_envs + names + tensors * num_envs * M.rows() * M.cols() * 3 * 4;
 }
 
-namespace {
-
-// Appends the probe axes of `layout` ([rows, cols] or [n]) and, for 3-vectors, the component axis.
-void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor* t) {
-  for (int64_t d : layout.shape()) t->add_shape(d);
-  if (width == 3) t->add_shape(3);
-}
-
-}  // namespace
-
 bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
   bool identity = static_cast<int>(envs.size()) == num_envs;
   for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
   return identity;
-}
-
-namespace {
-
-// Sets data and nonzero_mask of `tensor` to the sparse form of the n elements of `item` bytes at
-// `dense` (which must not be the tensor's own data).
-void SetSparseData(const char* dense, size_t n, size_t item, v1::Tensor* tensor) {
-  std::string mask(NonzeroMaskBytes(n), '\0');
-  const size_t count = BuildNonzeroMask(dense, n, item, reinterpret_cast<uint8_t*>(mask.data()));
-  std::string packed(count * item, '\0');
-  PackNonzero(dense, n, item, reinterpret_cast<const uint8_t*>(mask.data()), packed.data());
-  tensor->set_data(std::move(packed));
-  tensor->set_nonzero_mask(std::move(mask));
-}
-
-}  // namespace
-
-void SparsifyTensor(v1::Tensor* tensor) {
-  const size_t item = DTypeSize(tensor->dtype());
-  const std::string dense = std::move(*tensor->mutable_data());
-  SetSparseData(dense.data(), dense.size() / item, item, tensor);
 }
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
@@ -306,47 +274,17 @@ void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int n
   for (int32_t e : envs) std::memcpy(dst, array.data + block * e, block), dst += block;
 }
 
-void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
-                    google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan) {
+  std::vector<ReadingArrays> out;
   for (const ReadPlan::Item& item : plan.items) {
-    const sensors::Sensor& s = *item.sensor;
     for (sensors::Branch b : plan.branches) {
-      v1::SensorReading* r = out->Add();
-      r->set_sensor(s.spec().name);
-      r->set_sensor_id(s.id().value());
-      r->set_branch(b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH);
-      for (sensors::Channel c : item.channels) {
-        v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
-        const ChannelArray a = ChannelOutput(s, b, c);
-        t.set_dtype(a.dtype);
-        t.add_shape(static_cast<int64_t>(envs.size()));
-        for (int64_t d : a.probe_shape) t.add_shape(d);
-        const size_t bytes = a.bytes_per_env * envs.size();
-        const bool in_order = IsAllEnvsInOrder(envs, num_envs);
-        if (plan.sparse) {
-          // Straight from the sensor's array when the envs are its blocks in order.
-          thread_local std::vector<char> gathered;
-          const char* dense = a.data;
-          if (!in_order) {
-            gathered.resize(bytes);
-            GatherEnvs(a, envs, num_envs, gathered.data());
-            dense = gathered.data();
-          }
-          SetSparseData(dense, bytes / a.item_size, a.item_size, &t);
-          continue;
-        }
-        // Appended rather than resized and gathered: std::string would zero the bytes first.
-        std::string* data = t.mutable_data();
-        if (in_order) {
-          data->assign(a.data, bytes);
-        } else {
-          data->clear();
-          data->reserve(bytes);
-          for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
-        }
-      }
+      ReadingArrays& r = out.emplace_back();
+      r.sensor = item.sensor;
+      r.branch = b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH;
+      for (sensors::Channel c : item.channels) r.channels.emplace_back(c, ChannelOutput(*item.sensor, b, c));
     }
   }
+  return out;
 }
 
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field) {
@@ -363,33 +301,35 @@ absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view f
   return absl::OkStatus();
 }
 
-void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
-                   google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+std::vector<ReadingArrays> HistoryReadings(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
+                                           std::vector<std::vector<float>>* storage) {
+  std::vector<ReadingArrays> out;
   for (const ReadPlan::Item& item : plan.items) {
     const sensors::Sensor& s = *item.sensor;
-    const auto& layout = s.layout();
-    v1::SensorReading* r = out->Add();
-    r->set_sensor(s.spec().name);
-    r->set_sensor_id(s.id().value());
-    r->set_branch(v1::MEASURED);
+    ReadingArrays& r = out.emplace_back();
+    r.sensor = &s;
+    r.branch = v1::MEASURED;
     for (sensors::Channel c : s.history_channels()) {
       if (std::find(item.channels.begin(), item.channels.end(), c) == item.channels.end()) continue;
-      v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
       const int width = sensors::ChannelWidth(c);
-      t.set_dtype(v1::FLOAT32);
-      t.add_shape(static_cast<int64_t>(envs.size()));
-      t.add_shape(history);
-      AppendProbeShape(layout, width, &t);
-      const size_t per_sample = static_cast<size_t>(layout.size()) * width;
-      std::string* data = t.mutable_data();
-      data->resize(per_sample * sizeof(float) * envs.size() * history);
-      float* dst = reinterpret_cast<float*>(data->data());
+      const size_t per_sample = static_cast<size_t>(s.num_probes()) * width;
+      std::vector<float>& values = storage->emplace_back(per_sample * history * envs.size());
+      float* dst = values.data();
       for (int32_t e : envs) {
         for (int h = 0; h < history; ++h, dst += per_sample) s.CopyHistory(e, h, c, dst);
       }
-      if (plan.sparse) SparsifyTensor(&t);
+      ChannelArray a;
+      a.dtype = v1::FLOAT32;
+      a.probe_shape = s.layout().shape();
+      a.probe_shape.insert(a.probe_shape.begin(), history);
+      if (width == 3) a.probe_shape.push_back(3);
+      a.data = reinterpret_cast<const char*>(values.data());
+      a.bytes_per_env = per_sample * history * sizeof(float);
+      a.item_size = sizeof(float);
+      r.channels.emplace_back(c, std::move(a));
     }
   }
+  return out;
 }
 
 }  // namespace taxel::server

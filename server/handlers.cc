@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -293,7 +294,7 @@ absl::Status TaxelHandlers::UpdateSensor(const Call& call, const v1::UpdateSenso
 }
 
 absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsRequest& request,
-                                        v1::ReadSensorsResponse* out) {
+                                        std::vector<grpc::Slice>* response) {
   return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
     const scene::Scene& scene = *entry.scene;
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
@@ -301,14 +302,26 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
     TAXEL_RETURN_IF_ERROR(
         CheckResponseSize(plan, static_cast<int64_t>(envs.size()), 0, deps_.options->limits.max_message_bytes));
-    out->set_step(scene.step_count());
-    out->mutable_env_ids()->Assign(envs.begin(), envs.end());
-    if (request.history() != 0) {
-      TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
-      EncodeHistory(plan, request.history(), envs, out->mutable_readings());
+    v1::ReadSensorsResponse head;  // fields 1–2; the readings (field 3) follow
+    head.set_step(scene.step_count());
+    head.mutable_env_ids()->Assign(envs.begin(), envs.end());
+    constexpr int kReadings = v1::ReadSensorsResponse::kReadingsFieldNumber;
+    if (request.history() == 0) {
+      const ReadingsWireWriter readings(kReadings, PlannedReadings(plan), plan.sparse, envs, scene.num_envs(),
+                                        deps_.eval_pool);
+      *response = readings.Slices(head.SerializeAsString());
       return absl::OkStatus();
     }
-    EncodeReadings(plan, envs, scene.num_envs(), out->mutable_readings());
+    TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
+    // The history is copied out of the rings, env by env in request order: those copies are the
+    // arrays the writer reads, indexed by position.
+    std::vector<std::vector<float>> storage;
+    std::vector<ReadingArrays> history = HistoryReadings(plan, request.history(), envs, &storage);
+    std::vector<int32_t> positions(envs.size());
+    std::iota(positions.begin(), positions.end(), 0);
+    const ReadingsWireWriter readings(kReadings, std::move(history), plan.sparse, positions,
+                                      static_cast<int>(positions.size()), deps_.eval_pool);
+    *response = readings.Slices(head.SerializeAsString());
     return absl::OkStatus();
   });
 }
