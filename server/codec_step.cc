@@ -5,15 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
 namespace taxel::server {
 namespace {
-
-absl::Status Invalid(absl::string_view field, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
-}
 
 // Accepts [n, L, w] or [n·L, w].
 absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, int64_t w, absl::string_view field) {
@@ -21,8 +18,8 @@ absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, i
   const bool nested = s.size() == 3 && s[0] == n && s[1] == L && s[2] == w;
   const bool flat = s.size() == 2 && s[0] == n * L && s[1] == w;
   if (!nested && !flat) {
-    return Invalid(field, absl::StrCat("expected shape [", n, ", ", L, ", ", w, "] (or [", n * L, ", ", w, "]), got ",
-                                       ShapeString(s)));
+    return InvalidFieldError(field, absl::StrCat("expected shape [", n, ", ", L, ", ", w, "] (or [", n * L, ", ", w,
+                                                 "]), got ", ShapeString(s)));
   }
   return absl::OkStatus();
 }
@@ -33,7 +30,7 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
   const int64_t L = scene.model().num_moving_links();
   out->env_ids.assign(request.env_ids().begin(), request.env_ids().end());
   const int64_t n = out->env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(out->env_ids.size());
-  if (!request.has_poses()) return Invalid("poses", absl::StrCat("required: shape [", n, ", ", L, ", 7]"));
+  if (!request.has_poses()) return InvalidFieldError("poses", absl::StrCat("required: shape [", n, ", ", L, ", 7]"));
   TAXEL_ASSIGN_OR_RETURN(TensorView poses, ViewTensor(request.poses(), "poses"));
   TAXEL_RETURN_IF_ERROR(CheckLinkArrayShape(poses, n, L, 7, "poses"));
   TAXEL_ASSIGN_OR_RETURN(out->input.poses, RealValues(poses, "poses", &out->pose_storage));
@@ -52,8 +49,8 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     auto ints = [](const v1::Tensor& t, absl::string_view field, std::vector<int32_t>* storage) -> absl::Status {
       TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
       if (v.dtype != v1::INT32 || v.shape.size() != 1) {
-        return Invalid(field, absl::StrCat("expected INT32 of shape [K], got ", v1::DType_Name(v.dtype), " ",
-                                           ShapeString(v.shape)));
+        return InvalidFieldError(field, absl::StrCat("expected INT32 of shape [K], got ", v1::DType_Name(v.dtype), " ",
+                                                     ShapeString(v.shape)));
       }
       storage->resize(v.num_elements);
       // (K = 0: an empty vector's data() may be null, which memcpy must not get even for 0 bytes.)
@@ -69,14 +66,15 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     for (const auto& [field, v] : {std::make_pair("contacts.body", &out->contact_body),
                                    std::make_pair("contacts.partner", &out->contact_partner)}) {
       if (static_cast<int64_t>(v->size()) != K) {
-        return Invalid(field, absl::StrCat("expected shape [", K, "] (K = len(contacts.env)), got [", v->size(), "]"));
+        return InvalidFieldError(
+            field, absl::StrCat("expected shape [", K, "] (K = len(contacts.env)), got [", v->size(), "]"));
       }
     }
     auto vec3 = [&](const v1::Tensor& t, absl::string_view field, std::vector<double>* storage,
                     absl::Span<const double>* span) -> absl::Status {
       TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
       if (v.shape.size() != 2 || v.shape[0] != K || v.shape[1] != 3) {
-        return Invalid(field, absl::StrCat("expected shape [", K, ", 3], got ", ShapeString(v.shape)));
+        return InvalidFieldError(field, absl::StrCat("expected shape [", K, ", 3], got ", ShapeString(v.shape)));
       }
       TAXEL_ASSIGN_OR_RETURN(*span, RealValues(v, field, storage));
       return absl::OkStatus();
@@ -99,8 +97,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
                                  v1::GetContactMatrixResponse* out) {
   const scene::ContactEstimation* cm = scene.contact_matrix();
   if (cm == nullptr) {
-    return absl::FailedPreconditionError(
-        "contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "contact_matrix",
+                      "this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
   }
   const contact::ContactMatrix& M = cm->matrix();
   auto pick = [](const std::vector<std::string>& names, const google::protobuf::RepeatedPtrField<std::string>& want,
@@ -113,8 +111,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
     for (int i = 0; i < want.size(); ++i) {
       auto it = std::find(names.begin(), names.end(), want[i]);
       if (it == names.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, "[", i, "]: '", want[i], "' is not in the contact matrix"));
+        return InvalidFieldError(absl::StrCat(field, "[", i, "]"),
+                                 absl::StrCat("'", want[i], "' is not in the contact matrix"));
       }
       idx->push_back(static_cast<int>(it - names.begin()));
     }
@@ -124,7 +122,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
   TAXEL_RETURN_IF_ERROR(pick(M.row_names(), rows, "rows", &r));
   TAXEL_RETURN_IF_ERROR(pick(M.column_names(), columns, "columns", &c));
   if (friction && !M.has_friction()) {
-    return absl::FailedPreconditionError("friction: this scene's contact matrix does not keep friction");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "friction",
+                      "this scene's contact matrix does not keep friction");
   }
   out->mutable_env_ids()->Assign(envs.begin(), envs.end());
   for (int i : r) out->add_rows(M.row_names()[i]);
@@ -166,8 +165,8 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
     for (int i = 0; i < read.sensors_size(); ++i) {
       const sensors::Sensor* s = scene.FindSensor(read.sensors(i));
       if (s == nullptr) {
-        return absl::NotFoundError(
-            absl::StrCat(field, ".sensors[", i, "]: no sensor named '", read.sensors(i), "' in this scene"));
+        return FieldError(absl::StatusCode::kNotFound, absl::StrCat(field, ".sensors[", i, "]"),
+                          absl::StrCat("no sensor named '", read.sensors(i), "' in this scene"));
       }
       chosen.push_back(s);
     }
@@ -178,9 +177,10 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
       known |= sensors::ChannelName(static_cast<sensors::Channel>(c)) == read.channels(i);
     }
     if (!known) {
-      return Invalid(absl::StrCat(field, ".channels[", i, "]"),
-                     absl::StrCat("unknown channel '", read.channels(i),
-                                  "'; expected contact, depth, normal, area, partner, force, torque or displacement"));
+      return InvalidFieldError(
+          absl::StrCat(field, ".channels[", i, "]"),
+          absl::StrCat("unknown channel '", read.channels(i),
+                       "'; expected contact, depth, normal, area, partner, force, torque or displacement"));
     }
   }
   for (const sensors::Sensor* s : chosen) {
@@ -197,7 +197,7 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
       case v1::BRANCH_UNSPECIFIED:
       case v1::MEASURED: plan.branches.push_back(sensors::Branch::kMeasured); break;
       case v1::GROUND_TRUTH: plan.branches.push_back(sensors::Branch::kGroundTruth); break;
-      default: return Invalid(absl::StrCat(field, ".branches[", i, "]"), "expected MEASURED or GROUND_TRUTH");
+      default: return InvalidFieldError(absl::StrCat(field, ".branches[", i, "]"), "expected MEASURED or GROUND_TRUTH");
     }
   }
   if (plan.branches.empty()) plan.branches.push_back(sensors::Branch::kMeasured);
@@ -289,13 +289,13 @@ std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan) {
 
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field) {
   if (history < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": expected a value >= 0, got ", history));
+    return InvalidFieldError(field, absl::StrCat("expected a value >= 0, got ", history));
   }
   for (const ReadPlan::Item& item : plan.items) {
     const int kept = item.sensor->pipeline() ? item.sensor->pipeline()->history_length() : 0;
     if (history > kept) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": sensor '", item.sensor->spec().name, "' keeps ", kept,
-                                                     " samples (imperfections.history_length), asked for ", history));
+      return InvalidFieldError(field, absl::StrCat("sensor '", item.sensor->spec().name, "' keeps ", kept,
+                                                   " samples (imperfections.history_length), asked for ", history));
     }
   }
   return absl::OkStatus();

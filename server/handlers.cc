@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/contact/contact_matrix.h"
 #include "core/geometry/shape.h"
@@ -37,8 +38,9 @@ absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t m
                                int64_t max_message_bytes) {
   const int64_t bytes = EstimateResponseBytes(plan, num_envs) + matrix_bytes;
   if (bytes <= max_message_bytes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      absl::StrCat("read: the readings of ", num_envs, " envs take about ", bytes, " bytes",
+  return FieldError(
+      absl::StatusCode::kResourceExhausted, "read",
+      absl::StrCat("the readings of ", num_envs, " envs take about ", bytes, " bytes",
                    matrix_bytes > 0 ? absl::StrCat(" (", matrix_bytes, " of them the contact matrix)") : "",
                    ", over the message limit of ", max_message_bytes,
                    " bytes; read fewer sensors, channels or envs, or set read.none"));
@@ -68,8 +70,8 @@ absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene,
   TAXEL_ASSIGN_OR_RETURN(plan->read, PlanRead(request.read(), scene, "read"));
   plan->contact_matrix = request.read().contact_matrix();
   if (plan->contact_matrix && scene.contact_matrix() == nullptr) {
-    return absl::FailedPreconditionError(
-        "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "read.contact_matrix",
+                      "this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
   }
   const std::vector<int32_t>& env_ids = plan->step.env_ids;
   const int64_t n_envs = env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(env_ids.size());
@@ -124,7 +126,7 @@ void RecordStep(Metrics& m, const StepTiming& t, const scene::StepStats& stats) 
 }  // namespace
 
 absl::Status TaxelHandlers::SceneGone(const std::string& name) {
-  return absl::NotFoundError(absl::StrCat("scene: scene '", name, "' was deleted"));
+  return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("scene '", name, "' was deleted"));
 }
 
 std::vector<std::string> TaxelHandlers::Capabilities() {
@@ -201,13 +203,13 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
 absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneRequest& request, v1::SceneInfo* out) {
   if (deps_.draining->load()) return absl::UnavailableError("server is shutting down; no new scenes");
   auto spec = DecodeSceneSpec(request.spec());
-  if (!spec.ok()) return PrefixFieldPath(spec.status(), "spec.");
+  if (!spec.ok()) return PrefixField(spec.status(), "spec.");
   const auto start = Clock::now();
   auto entry = deps_.registry->Create(call.tenant, *std::move(spec));
   if (!entry.ok()) {
     Log(LogLevel::kInfo, "scene_create_failed",
         {{"scene", request.spec().name()}, {"error", std::string(entry.status().message())}});
-    return PrefixFieldPath(entry.status(), "spec.");
+    return PrefixField(entry.status(), "spec.");
   }
   std::lock_guard<std::mutex> lock((*entry)->mu);
   EncodeSceneInfo(*(*entry)->scene, out);
@@ -269,12 +271,14 @@ absl::Status TaxelHandlers::RemoveSensor(const Call& call, const v1::RemoveSenso
     SensorId id;
     if (request.sensor_case() == v1::RemoveSensorRequest::kName) {
       const sensors::Sensor* s = scene.FindSensor(request.name());
-      if (s == nullptr) return absl::NotFoundError(absl::StrCat("name: no sensor named '", request.name(), "'"));
+      if (s == nullptr) {
+        return FieldError(absl::StatusCode::kNotFound, "name", absl::StrCat("no sensor named '", request.name(), "'"));
+      }
       id = s->id();
     } else if (request.sensor_case() == v1::RemoveSensorRequest::kSensorId) {
       id = SensorId(request.sensor_id());
     } else {
-      return absl::InvalidArgumentError("sensor: expected sensor_id or name");
+      return InvalidFieldError("sensor", "expected sensor_id or name");
     }
     TAXEL_RETURN_IF_ERROR(scene.RemoveSensor(id));
     deps_.registry->UpdateSceneBytes(entry);

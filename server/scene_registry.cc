@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 
 namespace taxel::server {
@@ -115,7 +116,8 @@ double SceneRegistry::TenantBytesLocked(const std::string& tenant) const {
 
 absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   if (scenes_.count(key)) {
-    return absl::AlreadyExistsError(absl::StrCat("name: a scene named '", key.second, "' already exists"));
+    return FieldError(absl::StatusCode::kAlreadyExists, "name",
+                      absl::StrCat("a scene named '", key.second, "' already exists"));
   }
   if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
     return absl::ResourceExhaustedError(
@@ -136,17 +138,19 @@ absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
 
 absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec) {
   if (!ValidSceneName(spec.name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("name: expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
+    return InvalidFieldError("name",
+                             absl::StrCat("expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
   }
   if (spec.num_envs > limits_.max_envs_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("num_envs: ", spec.num_envs, " exceeds the server limit of ",
-                                                     limits_.max_envs_per_scene, " envs per scene"));
+    return FieldError(
+        absl::StatusCode::kResourceExhausted, "num_envs",
+        absl::StrCat(spec.num_envs, " exceeds the server limit of ", limits_.max_envs_per_scene, " envs per scene"));
   }
   const int64_t probes = ProbeSlots(spec);
   if (probes > limits_.max_probes_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("sensors: num_envs x probes = ", probes,
-                                                     " exceeds the server limit of ", limits_.max_probes_per_scene));
+    return FieldError(
+        absl::StatusCode::kResourceExhausted, "sensors",
+        absl::StrCat("num_envs x probes = ", probes, " exceeds the server limit of ", limits_.max_probes_per_scene));
   }
   const auto key = std::make_pair(tenant, spec.name);
   std::set<std::string> visible;
@@ -175,7 +179,8 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Get(const std::string
                                                                const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = scenes_.find({tenant, name});
-  if (it == scenes_.end()) return absl::NotFoundError(absl::StrCat("scene: no scene named '", name, "'"));
+  if (it == scenes_.end())
+    return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene named '", name, "'"));
   return it->second;
 }
 
@@ -184,7 +189,8 @@ absl::Status SceneRegistry::Delete(const std::string& tenant, const std::string&
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = scenes_.find({tenant, name});
-    if (it == scenes_.end()) return absl::NotFoundError(absl::StrCat("scene: no scene named '", name, "'"));
+    if (it == scenes_.end())
+      return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene named '", name, "'"));
     entry = it->second;
     scenes_.erase(it);
     scene_bytes_.erase({tenant, name});
@@ -213,8 +219,9 @@ absl::Status SceneRegistry::CheckAddSensor(const scene::Scene& scene, const sens
   const int64_t probes =
       (static_cast<int64_t>(scene.num_probes()) + static_cast<int64_t>(spec.probe_local_pos.size())) * scene.num_envs();
   if (probes > limits_.max_probes_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("sensor: num_envs x probes would be ", probes,
-                                                     ", over the server limit of ", limits_.max_probes_per_scene));
+    return FieldError(absl::StatusCode::kResourceExhausted, "sensor",
+                      absl::StrCat("num_envs x probes would be ", probes, ", over the server limit of ",
+                                   limits_.max_probes_per_scene));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/sensors/tracked_geometry.h"
 
@@ -27,8 +28,8 @@ size_t ChannelBytes(Channel c) { return c == Channel::kContact ? 1 : 4; }
 absl::Status Finite(absl::string_view field, absl::string_view name, double v, double min, bool strict) {
   const bool ok = std::isfinite(v) && (strict ? v > min : v >= min);
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".", name, ": expected a finite value ", strict ? "> " : ">= ", min, ", got ", v));
+    return InvalidFieldError(absl::StrCat(field, ".", name),
+                             absl::StrCat("expected a finite value ", strict ? "> " : ">= ", min, ", got ", v));
   }
   return absl::OkStatus();
 }
@@ -38,8 +39,8 @@ absl::Status ValidateElastomer(const ElastomerParams& p, absl::string_view f) {
   TAXEL_RETURN_IF_ERROR(Finite(f, "dilate_scale", p.dilate_scale, -1e300, false));
   TAXEL_RETURN_IF_ERROR(Finite(f, "normal_exponent", p.normal_exponent, 0, true));
   if (!(p.compressibility >= 0 && p.compressibility <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(f, ".compressibility: expected a value in [0, 1], got ", p.compressibility));
+    return InvalidFieldError(absl::StrCat(f, ".compressibility"),
+                             absl::StrCat("expected a value in [0, 1], got ", p.compressibility));
   }
   TAXEL_RETURN_IF_ERROR(Finite(f, "elastomer_thickness", p.elastomer_thickness, 0, true));
   TAXEL_RETURN_IF_ERROR(Finite(f, "lambda_s", p.lambda_s, 0, true));
@@ -47,8 +48,9 @@ absl::Status ValidateElastomer(const ElastomerParams& p, absl::string_view f) {
   TAXEL_RETURN_IF_ERROR(Finite(f, "contact_threshold", p.contact_threshold, -1e300, false));
   TAXEL_RETURN_IF_ERROR(Finite(f, "release_threshold", p.release_threshold, -1e300, false));
   if (p.release_threshold > p.contact_threshold) {
-    return absl::InvalidArgumentError(absl::StrCat(f, ".release_threshold: expected a value <= contact_threshold (",
-                                                   p.contact_threshold, "), got ", p.release_threshold));
+    return InvalidFieldError(
+        absl::StrCat(f, ".release_threshold"),
+        absl::StrCat("expected a value <= contact_threshold (", p.contact_threshold, "), got ", p.release_threshold));
   }
   return absl::OkStatus();
 }
@@ -150,14 +152,13 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   std::unique_ptr<Sensor> sensor(new Sensor());
   if (spec.kind == SensorKind::kContactProbe) {
     if (!std::isfinite(spec.contact_threshold)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".contact_probe.contact_threshold: expected a finite number"));
+      return InvalidFieldError(absl::StrCat(field, ".contact_probe.contact_threshold"), "expected a finite number");
     }
     const double release = spec.release_threshold.value_or(spec.contact_threshold);
     if (!std::isfinite(release) || release > spec.contact_threshold) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".contact_probe.release_threshold: expected a finite value <= contact_threshold (",
-                       spec.contact_threshold, "), got ", release));
+      return InvalidFieldError(
+          absl::StrCat(field, ".contact_probe.release_threshold"),
+          absl::StrCat("expected a finite value <= contact_threshold (", spec.contact_threshold, "), got ", release));
     }
     sensor->release_threshold_ = release;
   }
@@ -177,13 +178,14 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   }
   if (TraitsOf(spec.kind).tracks_links) {
     if (spec.track_links.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".track_links: expected at least one tracked link"));
+      return InvalidFieldError(absl::StrCat(field, ".track_links"), "expected at least one tracked link");
     }
     // Farthest-point sampling picks n of 8·n candidates in O(8·n²): 20000 points take about a
     // second, a million would hold a request thread for hours.
     if (spec.n_sample_points < 1 || spec.n_sample_points > kMaxSamplePoints) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".n_sample_points: expected a value in [1, ",
-                                                     kMaxSamplePoints, "], got ", spec.n_sample_points));
+      return InvalidFieldError(
+          absl::StrCat(field, ".n_sample_points"),
+          absl::StrCat("expected a value in [1, ", kMaxSamplePoints, "], got ", spec.n_sample_points));
     }
   }
   TAXEL_RETURN_IF_ERROR(ValidateImperfections(spec.imperfections, layout, field));
