@@ -83,7 +83,10 @@ class SceneRegistry {
   absl::Status Create(const std::string& tenant, scene::SceneSpec spec);
   /// Runs `fn(entry)` on the tenant's scene `name` under the scene's lock and returns its status:
   /// NOT_FOUND naming the scene when there is none, or SceneGone(name) when it was deleted while
-  /// this call waited for the lock (then `fn` does not run).
+  /// this call waited for the lock (then `fn` does not run). `fn` may reserve memory and call
+  /// CheckAddSensor and UpdateSceneBytes (lock order: a scene's lock, then the registry's), but not
+  /// reach the same scene again through WithScene, ForEachScene or Delete (the lock is not
+  /// recursive).
   absl::Status WithScene(const std::string& tenant, const std::string& name,
                          absl::FunctionRef<absl::Status(SceneEntry&)> fn);
   /// Runs `fn(entry)` under each scene's lock, for every live scene of `tenant` in name order
@@ -94,6 +97,7 @@ class SceneRegistry {
   /// The NOT_FOUND of a call that waited for a scene deleted meanwhile (also the status that ends
   /// the scene's open streams).
   static absl::Status SceneGone(const std::string& name);
+  /// Live scenes, of every tenant.
   int size() const;
 
   struct MeshAdded {
