@@ -68,7 +68,9 @@ TEST(WorkspaceTest, AfterAnOverflowTheOutermostScopeMergesBlocksSoTheNextStepAll
     if (step == 1) first = a;
     // From step 1 on, one block holds both takes (no new block): the same address every step
     // and a capacity that no longer grows.
-    if (step == 2) EXPECT_EQ(a, first);
+    if (step == 2) {
+      EXPECT_EQ(a, first);
+    }
   }
   const size_t capacity = ws.capacity_bytes();
   {
