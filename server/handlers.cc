@@ -1,7 +1,6 @@
 #include "server/handlers.h"
 
 #include <algorithm>
-#include <mutex>
 #include <numeric>
 #include <utility>
 
@@ -22,16 +21,6 @@
 
 namespace taxel::server {
 namespace {
-
-// Runs fn(entry) on the tenant's scene `name` under the scene's lock: NOT_FOUND when there is no
-// such scene or it was deleted while the call waited for the lock.
-template <typename Fn>
-absl::Status WithScene(SceneRegistry& registry, const std::string& tenant, const std::string& name, Fn fn) {
-  TAXEL_ASSIGN_OR_RETURN(std::shared_ptr<SceneEntry> entry, registry.Get(tenant, name));
-  std::lock_guard<std::mutex> lock(entry->mu);
-  if (entry->deleted) return TaxelHandlers::SceneGone(name);
-  return fn(*entry);
-}
 
 // A response the transport would refuse to send must be refused before the step changes state.
 absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t matrix_bytes,
@@ -125,10 +114,6 @@ void RecordStep(Metrics& m, const StepTiming& t, const scene::StepStats& stats) 
 
 }  // namespace
 
-absl::Status TaxelHandlers::SceneGone(const std::string& name) {
-  return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("scene '", name, "' was deleted"));
-}
-
 std::vector<std::string> TaxelHandlers::Capabilities() {
   std::vector<std::string> caps;
   for (sensors::SensorKind k : sensors::kSensorKinds)
@@ -205,14 +190,13 @@ absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneR
   auto spec = DecodeSceneSpec(request.spec());
   if (!spec.ok()) return PrefixField(spec.status(), "spec.");
   const auto start = Clock::now();
-  auto entry = deps_.registry->Create(call.tenant, *std::move(spec));
-  if (!entry.ok()) {
+  const absl::Status created = deps_.registry->Create(call.tenant, *std::move(spec),
+                                                      [&](SceneEntry& entry) { EncodeSceneInfo(entry.scene(), out); });
+  if (!created.ok()) {
     Log(LogLevel::kInfo, "scene_create_failed",
-        {{"scene", request.spec().name()}, {"error", std::string(entry.status().message())}});
-    return PrefixField(entry.status(), "spec.");
+        {{"scene", request.spec().name()}, {"error", std::string(created.message())}});
+    return PrefixField(created, "spec.");
   }
-  std::lock_guard<std::mutex> lock((*entry)->mu);
-  EncodeSceneInfo(*(*entry)->scene, out);
   Log(LogLevel::kInfo, "scene_created",
       {{"scene", out->name()},
        {"tenant", call.tenant},
@@ -226,18 +210,16 @@ absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneR
 }
 
 absl::Status TaxelHandlers::GetScene(const Call& call, const v1::GetSceneRequest& request, v1::SceneInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) {
-    EncodeSceneInfo(*entry.scene, out);
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) {
+    EncodeSceneInfo(entry.scene(), out);
     return absl::OkStatus();
   });
 }
 
 absl::Status TaxelHandlers::ListScenes(const Call& call, const v1::ListScenesRequest& /*request*/,
                                        v1::ListScenesResponse* out) {
-  for (const auto& entry : deps_.registry->List(call.tenant)) {
-    std::lock_guard<std::mutex> lock(entry->mu);
-    if (!entry->deleted) EncodeSceneInfo(*entry->scene, out->add_scenes());
-  }
+  deps_.registry->ForEachScene(call.tenant,
+                               [&](const SceneEntry& entry) { EncodeSceneInfo(entry.scene(), out->add_scenes()); });
   return absl::OkStatus();
 }
 
@@ -250,9 +232,9 @@ absl::Status TaxelHandlers::DeleteScene(const Call& call, const v1::DeleteSceneR
 }
 
 absl::Status TaxelHandlers::AddSensor(const Call& call, const v1::AddSensorRequest& request, v1::SensorInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
     TAXEL_ASSIGN_OR_RETURN(sensors::SensorSpec spec, DecodeSensorSpec(request.sensor(), "sensor"));
-    scene::Scene& scene = *entry.scene;
+    scene::Scene& scene = entry.scene();
     TAXEL_RETURN_IF_ERROR(deps_.registry->CheckAddSensor(scene, spec));
     Reservation budget(deps_.registry, call.tenant);
     TAXEL_ASSIGN_OR_RETURN(SensorId id, scene.AddSensor(spec, "sensor", budget));
@@ -266,8 +248,8 @@ absl::Status TaxelHandlers::AddSensor(const Call& call, const v1::AddSensorReque
 
 absl::Status TaxelHandlers::RemoveSensor(const Call& call, const v1::RemoveSensorRequest& request,
                                          v1::RemoveSensorResponse* /*out*/) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    scene::Scene& scene = entry.scene();
     SensorId id;
     if (request.sensor_case() == v1::RemoveSensorRequest::kName) {
       const sensors::Sensor* s = scene.FindSensor(request.name());
@@ -289,18 +271,18 @@ absl::Status TaxelHandlers::RemoveSensor(const Call& call, const v1::RemoveSenso
 
 absl::Status TaxelHandlers::UpdateSensor(const Call& call, const v1::UpdateSensorRequest& request,
                                          v1::SensorInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    TAXEL_ASSIGN_OR_RETURN(SensorUpdate update, DecodeSensorUpdate(request, *entry.scene));
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    TAXEL_ASSIGN_OR_RETURN(SensorUpdate update, DecodeSensorUpdate(request, entry.scene()));
     ApplySensorUpdate(update);
-    EncodeSensorInfo(*entry.scene, *update.sensor, out);
+    EncodeSensorInfo(entry.scene(), *update.sensor, out);
     return absl::OkStatus();
   });
 }
 
 absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsRequest& request,
                                         std::vector<grpc::Slice>* response) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    const scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
@@ -332,16 +314,16 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
 
 absl::Status TaxelHandlers::ResetEnvs(const Call& call, const v1::ResetEnvsRequest& request,
                                       v1::ResetEnvsResponse* /*out*/) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) {
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) {
     const std::vector<int32_t> envs(request.env_ids().begin(), request.env_ids().end());
-    return entry.scene->Reset(envs);
+    return entry.scene().Reset(envs);
   });
 }
 
 absl::Status TaxelHandlers::GetContactMatrix(const Call& call, const v1::GetContactMatrixRequest& request,
                                              v1::GetContactMatrixResponse* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    const scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     return EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(), out);
@@ -349,8 +331,8 @@ absl::Status TaxelHandlers::GetContactMatrix(const Call& call, const v1::GetCont
 }
 
 absl::Status TaxelHandlers::Step(const Call& call, const v1::StepRequest& request, std::vector<grpc::Slice>* response) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    scene::Scene& scene = entry.scene();
     const auto t0 = Clock::now();
     StepPlan plan;
     TAXEL_RETURN_IF_ERROR(PlanStep(request, scene, deps_.options->limits, &plan));

@@ -60,8 +60,6 @@ class TaxelHandlers {
   /// Step and StepStream: the StepResponse bytes, in field order, as slices (server/step_wire.h).
   absl::Status Step(const Call& call, const v1::StepRequest& request, std::vector<grpc::Slice>* response);
 
-  /// The "scene was deleted" error of a call that waited for a scene deleted meanwhile.
-  static absl::Status SceneGone(const std::string& name);
   /// The capabilities GetServerInfo lists, derived from the core's enums.
   static std::vector<std::string> Capabilities();
 

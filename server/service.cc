@@ -131,7 +131,7 @@ grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext*
   // The scene's open streams (the transport's) end with the handler's "deleted" error.
   return Serve(ctx, "DeleteScene", in, out, &TaxelHandlers::DeleteScene,
                [this](const Call& call, const v1::DeleteSceneRequest& request) {
-                 AbortStreams(call.tenant, request.scene(), ToGrpcStatus(TaxelHandlers::SceneGone(request.scene())));
+                 AbortStreams(call.tenant, request.scene(), ToGrpcStatus(SceneRegistry::SceneGone(request.scene())));
                });
 }
 
