@@ -1,0 +1,24 @@
+// `taxel-server --help`: the flags of one source file, printed from absl's flag registry.
+//
+// Abseil 20220623 answers `--help` with the flags of files named after the program (none here: the
+// flags live in server/main.cc) and exits 1; `--helpfull` lists every flag of every library. The
+// server handles `--help` itself: this list, exit status 0.
+#ifndef TAXEL_SERVER_FLAGS_HELP_H_
+#define TAXEL_SERVER_FLAGS_HELP_H_
+
+#include <ostream>
+
+#include "absl/strings/string_view.h"
+
+namespace taxel::server {
+
+/// True when argv (before a `--` terminator) holds `--help`, `-help` or `-h`.
+bool HelpRequested(int argc, char** argv);
+
+/// Writes `usage`, then every flag defined in the source file `defined_in` (compare `__FILE__`),
+/// sorted by name: `--name=<type> (default: value)` and its help text on the next line.
+void PrintFlagsHelp(std::ostream& out, absl::string_view usage, absl::string_view defined_in);
+
+}  // namespace taxel::server
+
+#endif  // TAXEL_SERVER_FLAGS_HELP_H_
