@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all deps configure build test bench run demo clean python
-.PHONY: test-asan test-tsan
+.PHONY: test-asan test-tsan deploy-render
 
 all: build
 
@@ -50,6 +50,11 @@ FUZZ_SECONDS ?= 30
 .PHONY: fuzz
 fuzz: deps
 	FUZZ_BUILD_DIR=$(FUZZ_BUILD_DIR) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# deploy/k8s/rendered/*.yaml: every overlay rendered with kubectl kustomize (the deploy test
+# validates those files and checks them against a fresh rendering where kubectl exists).
+deploy-render:
+	deploy/validate/render.sh
 
 clean:
 	rm -rf $(BUILD_DIR)
