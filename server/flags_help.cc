@@ -17,10 +17,12 @@ bool HelpRequested(int argc, char** argv) {
   return false;
 }
 
-void PrintFlagsHelp(std::ostream& out, absl::string_view usage, absl::string_view defined_in) {
+void PrintFlagsHelp(std::ostream& out, absl::string_view usage, absl::string_view anchor) {
+  const absl::CommandLineFlag* anchor_flag = absl::FindCommandLineFlag(anchor);
+  const std::string file = anchor_flag != nullptr ? anchor_flag->Filename() : std::string();
   std::vector<const absl::CommandLineFlag*> flags;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
-    if (flag->Filename() == defined_in) flags.push_back(flag);
+    if (anchor_flag != nullptr && flag->Filename() == file) flags.push_back(flag);
   }
   std::sort(flags.begin(), flags.end(),
             [](const absl::CommandLineFlag* a, const absl::CommandLineFlag* b) { return a->Name() < b->Name(); });

@@ -15,9 +15,11 @@ namespace taxel::server {
 /// True when argv (before a `--` terminator) holds `--help`, `-help` or `-h`.
 bool HelpRequested(int argc, char** argv);
 
-/// Writes `usage`, then every flag defined in the source file `defined_in` (compare `__FILE__`),
-/// sorted by name: `--name=<type> (default: value)` and its help text on the next line.
-void PrintFlagsHelp(std::ostream& out, absl::string_view usage, absl::string_view defined_in);
+/// Writes `usage`, then every flag defined in the same source file as the flag `anchor` (e.g.
+/// "address" for server/main.cc's), sorted by name: `--name (default: value)` and its help text on
+/// the next line. The file is compared as absl records it (leading '/' dropped), so an absolute
+/// and a relative `__FILE__` work alike.
+void PrintFlagsHelp(std::ostream& out, absl::string_view usage, absl::string_view anchor);
 
 }  // namespace taxel::server
 

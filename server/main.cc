@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
       "Taxel: tactile-sensor readings and contact forces as a gRPC service.\n"
       "  taxel-server [--address=0.0.0.0:50051] [--metrics_address=0.0.0.0:9464] [--threads=N] ...");
   if (taxel::server::HelpRequested(argc, argv)) {  // every flag of this file, exit 0 (absl's --help exits 1)
-    taxel::server::PrintFlagsHelp(std::cout, absl::ProgramUsageMessage(), __FILE__);
+    taxel::server::PrintFlagsHelp(std::cout, absl::ProgramUsageMessage(), "address");
     return 0;
   }
   absl::ParseCommandLine(argc, argv);
