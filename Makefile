@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all deps configure build test bench run demo clean python
-.PHONY: test-asan test-tsan
+.PHONY: test-asan test-tsan image image-test deploy-render
 
 all: build
 
@@ -50,6 +50,20 @@ FUZZ_SECONDS ?= 30
 .PHONY: fuzz
 fuzz: deps
 	FUZZ_BUILD_DIR=$(FUZZ_BUILD_DIR) JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The container image (docker, else podman; see scripts/image.sh). image-test builds it and
+# smoke-tests a running container.
+IMAGE ?= localhost/taxel:latest
+image:
+	scripts/image.sh build $(IMAGE)
+
+image-test:
+	scripts/image.sh test $(IMAGE)
+
+# deploy/k8s/rendered/*.yaml: every overlay rendered with kubectl kustomize (the deploy test
+# validates those files and checks them against a fresh rendering where kubectl exists).
+deploy-render:
+	deploy/validate/render.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -18,7 +18,13 @@ PACKAGES=(
   python3-setuptools python3-wheel python3-matplotlib
   # real simulators for the examples
   libmujoco-dev libbullet-dev
+  # deploy/ tests: promtool and a real Prometheus; node for the offline manifest validation
+  # (deploy/validate); PyYAML for the PrometheusRule generator and the bad-manifest cases
+  prometheus nodejs python3-yaml
 )
+# npm: Debian's package, unless a node that ships its own npm is installed (NodeSource's nodejs
+# provides npm and conflicts with Debian's).
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

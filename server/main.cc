@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -11,6 +12,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/flags_help.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/tokens.h"
@@ -125,6 +127,10 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Taxel: tactile-sensor readings and contact forces as a gRPC service.\n"
       "  taxel-server [--address=0.0.0.0:50051] [--metrics_address=0.0.0.0:9464] [--threads=N] ...");
+  if (taxel::server::HelpRequested(argc, argv)) {  // every flag of this file, exit 0 (absl's --help exits 1)
+    taxel::server::PrintFlagsHelp(std::cout, absl::ProgramUsageMessage(), "address");
+    return 0;
+  }
   absl::ParseCommandLine(argc, argv);
   return Run();
 }
