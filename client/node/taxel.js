@@ -606,3 +606,7 @@ module.exports = {
   DEFAULT_PROTO_DIR,
   status: grpc.status,
 };
+
+// Placement over replicas (after module.exports: replica_set.js requires this module back).
+module.exports.placement = require('./placement');
+Object.assign(module.exports, require('./replica_set'));
