@@ -17,7 +17,7 @@
 const dns = require('dns');
 const grpc = require('@grpc/grpc-js');
 const placement = require('./placement');
-const { TaxelClient, TaxelError } = require('./taxel');
+const { TaxelClient, TaxelError, toTaxelError } = require('./taxel');
 
 /** Splits "host:port" / "[v6]:port"; throws a TypeError naming `field`. */
 function splitHostPort(hostport, field) {
@@ -82,12 +82,14 @@ class ReplicaSet {
    * are left out until refresh().
    * @param {string|string[]} targets see {@link resolveTargets}
    * @param {object} [options] `tenant` ("" without authentication; part of the placement key),
-   *   `autoRecreate` (default false), and the {@link TaxelClient} options for every replica
+   *   `autoRecreate` (default false), `probeTimeoutMs` (how long refresh() waits for each replica,
+   *   default 2000), and the {@link TaxelClient} options for every replica
    * @returns {Promise<ReplicaSet>}
    */
   static async connect(targets, options = {}) {
-    const { tenant = '', autoRecreate = false, ...clientOptions } = options;
+    const { tenant = '', autoRecreate = false, probeTimeoutMs = 2000, ...clientOptions } = options;
     const rs = new ReplicaSet(await resolveTargets(targets), tenant, autoRecreate, clientOptions);
+    rs.probeTimeoutMs = probeTimeoutMs;
     try {
       await rs.refresh();
       if (rs.replicaIds.length === 0) {
@@ -120,9 +122,9 @@ class ReplicaSet {
     for (const [target, client] of this._byTarget) {
       let info;
       try {
-        info = await client.serverInfo();
+        info = await this._probe(client);
       } catch (e) {
-        if (isUnavailable(e)) continue;
+        if (isUnavailable(e) || (e instanceof TaxelError && e.code === grpc.status.DEADLINE_EXCEEDED)) continue;
         throw e;
       }
       const id = info.replica_id;
@@ -135,6 +137,17 @@ class ReplicaSet {
     }
     for (const [id, target] of seen) this._clients.set(id, this._byTarget.get(target));
     for (const id of this._clients.keys()) this._live.set(id, seen.has(id));
+  }
+
+  /**
+   * GetServerInfo waiting (up to probeTimeoutMs) for the channel to connect: a channel in
+   * reconnect backoff, its server down a moment ago, would fail at once otherwise.
+   */
+  _probe(client) {
+    return new Promise((resolve, reject) => {
+      client.stub.GetServerInfo({}, client._metadata(), { deadline: Date.now() + this.probeTimeoutMs, waitForReady: true },
+        (err, response) => (err ? reject(toTaxelError(err)) : resolve(response)));
+    });
   }
 
   /** The live replicas' ids, sorted. @returns {string[]} */

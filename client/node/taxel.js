@@ -597,6 +597,7 @@ module.exports = {
   TaxelClient,
   StepStream,
   TaxelError,
+  toTaxelError,
   tensor,
   toTypedArray,
   fromTensor,

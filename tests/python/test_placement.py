@@ -243,3 +243,21 @@ def test_failover_after_sigkill_loses_no_scene(three_servers):
         # The next steps go on normally on the new replicas.
         for n in lost:
             assert scenes[n].step(stepped_poses(5)).step == 2
+
+
+def test_create_skips_an_unreachable_replica_and_refresh_brings_it_back(three_servers):
+    with taxel.ReplicaSet([s.target for s in three_servers], timeout=20) as rs:
+        ids = ["taxel-0", "taxel-1", "taxel-2"]
+        name = next(f"skip-{i}" for i in range(100) if placement.place(ids, "", f"skip-{i}") == "taxel-1")
+        port = three_servers[1].port
+        three_servers[1].stop()
+        rs.create_scene(pad_and_ball_spec(name, num_envs=1))  # its home is down: the second choice takes it
+        assert placed_where(three_servers, name) == [placement.rank(ids, "", name)[1]]
+        assert rs.replica_ids == ["taxel-0", "taxel-2"]
+        assert rs.refresh() == {"taxel-0": three_servers[0].target, "taxel-2": three_servers[2].target}
+        three_servers[1].start(port=port)
+        assert sorted(rs.refresh()) == ids and rs.replica_ids == ids
+        again = name + "-again"
+        if placement.place(ids, "", again) == "taxel-1":
+            rs.create_scene(pad_and_ball_spec(again, num_envs=1))
+            assert placed_where(three_servers, again) == ["taxel-1"]

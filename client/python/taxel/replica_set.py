@@ -14,12 +14,14 @@ import socket
 import threading
 from typing import Dict, List, Optional, Sequence, Union
 
+import grpc
+
 from taxel import placement
+from taxel._pb import service_pb2
 from taxel.client import Client
-from taxel.errors import AlreadyExistsError, NotFoundError, TaxelError, UnavailableError
+from taxel.errors import AlreadyExistsError, NotFoundError, TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo
 from taxel.scene import Scene
-from taxel.spec import SceneSpec
 
 __all__ = ["ReplicaSet", "resolve_targets"]
 
@@ -127,19 +129,22 @@ class ReplicaSet:
         kept (meshes re-uploaded), and the call is retried once; a scene gone from a restarted
         replica (NOT_FOUND) is re-created in place, as with Client. A re-created scene starts from
         step 0 with fresh sensor state.
+      probe_timeout: how long `refresh()` (and the constructor) wait for each replica to connect
+        and answer GetServerInfo, seconds.
       **client_options: passed to every taxel.Client (timeout, token, credentials, ...).
 
     On construction each replica is asked its replica_id (GetServerInfo); replicas that do not
-    answer are left out (UnavailableError when none answers) until `refresh()`. Two targets with
+    answer within probe_timeout are left out (UnavailableError when none answers) until `refresh()`. Two targets with
     the same replica_id are a ValueError. Thread-safe.
     """
 
     def __init__(self, targets: Union[str, Sequence[str]], tenant: str = "", auto_recreate: bool = False,
-                 **client_options):
+                 probe_timeout: float = 2.0, **client_options):
         if not isinstance(tenant, str):
             raise TypeError(f"tenant: expected a string, got {type(tenant).__name__}")
         self.tenant = tenant
         self.auto_recreate = bool(auto_recreate)
+        self.probe_timeout = float(probe_timeout)
         self._targets = resolve_targets(targets)
         self._client_options = dict(client_options)
         self._lock = threading.Lock()
@@ -157,9 +162,8 @@ class ReplicaSet:
         {replica_id: target} of the live replicas."""
         seen: Dict[str, str] = {}
         for target, client in self._by_target.items():
-            try:
-                rid = client.server_info().replica_id
-            except UnavailableError:
+            rid = self._probe(client)
+            if rid is None:
                 continue
             if not rid:
                 raise ValueError(f"replica set: {target} reports no replica_id (a server older than --replica_id)")
@@ -172,6 +176,18 @@ class ReplicaSet:
                 self._clients[rid] = self._by_target[target]
             self._live = {rid: rid in seen for rid in self._clients}
         return dict(seen)
+
+    def _probe(self, client: Client) -> Optional[str]:
+        """The replica_id `client`'s server reports; None when it does not answer in time. The call
+        waits for the channel to connect (a channel in reconnect backoff would fail at once)."""
+        try:
+            resp = client._stub.GetServerInfo(service_pb2.GetServerInfoRequest(), timeout=self.probe_timeout,
+                                              metadata=client._metadata, wait_for_ready=True)
+        except grpc.RpcError as e:
+            if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                return None
+            raise from_rpc_error(e) from None
+        return resp.replica_id
 
     # --------------------------------------------------------------------------------------------
     # Placement
