@@ -97,6 +97,23 @@ TEST_F(ReplicaSetTest, DuplicateReplicaIdsAreRefused) {
   EXPECT_THAT(rs.status().message(), HasSubstr("both report replica_id 'taxel-1'; replica ids must be unique"));
 }
 
+TEST_F(ReplicaSetTest, RefreshSeesAReplicaThatCameBack) {
+  auto rs = Connect(false);
+  ASSERT_NE(rs, nullptr);
+  const int port = servers_[1]->port();
+  servers_[1].reset();
+  ASSERT_TRUE(rs->Refresh().ok());
+  EXPECT_THAT(rs->replica_ids(), ::testing::ElementsAre("taxel-0", "taxel-2"));
+  server::ServerOptions o = TestServerOptions();
+  o.address = absl::StrCat("127.0.0.1:", port);
+  o.replica_id = "taxel-1";
+  auto back = server::TaxelServer::Start(o);
+  ASSERT_TRUE(back.ok()) << back.status();
+  servers_[1] = *std::move(back);
+  ASSERT_TRUE(rs->Refresh().ok());
+  EXPECT_THAT(rs->replica_ids(), ::testing::ElementsAre("taxel-0", "taxel-1", "taxel-2"));
+}
+
 TEST(ResolveTargetsTest, DnsEntriesBecomeAddresses) {
   auto t = ResolveTargets({"a:1", "dns:///127.0.0.1:50051", "a:1", "dns://8.8.8.8/127.0.0.1:7"});
   ASSERT_TRUE(t.ok()) << t.status();
@@ -116,6 +133,7 @@ TEST_F(ReplicaSetTest, NoLiveReplicaIsUnavailable) {
   ReplicaSetClient::Options o;
   o.targets = targets;
   o.client.timeout_seconds = 5;
+  o.probe_timeout_seconds = 0.5;  // each dead target costs this long
   auto rs = ReplicaSetClient::Connect(o);
   EXPECT_EQ(rs.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(rs.status().message(), HasSubstr("replica set: no replica answered GetServerInfo"));

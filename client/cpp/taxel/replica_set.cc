@@ -3,6 +3,7 @@
 #include <netdb.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -131,9 +132,22 @@ absl::StatusOr<std::unique_ptr<ReplicaSetClient>> ReplicaSetClient::Connect(Opti
 absl::Status ReplicaSetClient::Refresh() {
   std::map<std::string, std::string> seen;  // replica_id → target
   for (const std::string& t : targets_) {
-    auto info = by_target_[t]->GetServerInfo();
-    if (!info.ok()) continue;
-    const std::string& id = info->replica_id();
+    // wait_for_ready: a channel in reconnect backoff (its server was down a moment ago) would
+    // fail at once otherwise.
+    Client& c = *by_target_[t];
+    grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::microseconds(static_cast<int64_t>(options_.probe_timeout_seconds * 1e6)));
+    if (!c.options().bearer_token.empty()) ctx.AddMetadata("authorization", "Bearer " + c.options().bearer_token);
+    v1::ServerInfo info;
+    const grpc::Status status = c.stub().GetServerInfo(&ctx, v1::GetServerInfoRequest(), &info);
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      continue;
+    }
+    if (!status.ok()) return FromGrpc(status);
+    const std::string& id = info.replica_id();
     if (id.empty()) return absl::InvalidArgumentError(absl::StrCat("replica set: ", t, " reports no replica_id"));
     if (auto [it, added] = seen.emplace(id, t); !added) {
       return absl::InvalidArgumentError(absl::StrCat("replica set: targets ", it->second, " and ", t,

@@ -38,6 +38,8 @@ class ReplicaSetClient {
     std::string tenant;                ///< the tenant the bearer token maps to ("" without auth)
     bool auto_recreate = false;        ///< keep specs and move scenes off lost replicas
     Client::Options client;            ///< for every replica (its target is replaced)
+    /// How long Refresh (and Connect) wait for each replica to connect and answer, seconds.
+    double probe_timeout_seconds = 2;
   };
 
   /// Connects to every target and asks its replica_id (GetServerInfo). Replicas that do not
@@ -45,7 +47,8 @@ class ReplicaSetClient {
   /// targets report the same replica_id or one reports none.
   static absl::StatusOr<std::unique_ptr<ReplicaSetClient>> Connect(Options options);
 
-  /// Asks every target its replica_id again; those that answer are live (again).
+  /// Asks every target its replica_id again (waiting up to probe_timeout_seconds for each to
+  /// connect); those that answer are live (again).
   absl::Status Refresh();
   /// The live replicas' ids, sorted.
   std::vector<std::string> replica_ids() const;
