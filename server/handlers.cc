@@ -159,6 +159,7 @@ absl::Status TaxelHandlers::GetServerInfo(const Call& call, const v1::GetServerI
   out->set_num_scenes(usage.num_scenes);
   out->set_num_meshes(usage.num_meshes);
   out->set_memory_bytes(usage.memory_bytes);
+  out->set_replica_id(deps_.options->replica_id);
   return absl::OkStatus();
 }
 

@@ -51,6 +51,9 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "file of 'token tenant' lines; when set, calls need 'authorization: Bearer <token>' and each tenant "
           "sees only its own scenes and meshes. The server refuses to start on a malformed line or a file without "
           "tokens");
+ABSL_FLAG(std::string, replica_id, kDefaults.replica_id,
+          "this replica's identity, returned by GetServerInfo; clients place scenes by it (empty = the host name; "
+          "1-128 printable ASCII characters, no space)");
 ABSL_FLAG(bool, reflection, kDefaults.reflection,
           "serve gRPC server reflection (the public schema of the API; answers without a token)");
 
@@ -82,6 +85,7 @@ int Run() {
   options.limits.max_scenes_per_tenant = absl::GetFlag(FLAGS_max_scenes_per_tenant);
   options.limits.max_memory_bytes_per_tenant = absl::GetFlag(FLAGS_max_memory_bytes_per_tenant);
   options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.replica_id = absl::GetFlag(FLAGS_replica_id);
   std::map<std::string, std::string> tokens;
   if (const std::string path = absl::GetFlag(FLAGS_auth_tokens_file); !path.empty()) {
     auto read = ReadTokensFile(path);

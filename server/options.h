@@ -31,7 +31,13 @@ struct ServerOptions {
   Limits limits;
   double shutdown_grace_seconds = 10;  ///< in-flight requests get this long after SIGTERM
   bool reflection = true;              ///< serve gRPC server reflection
+  /// This replica's identity, returned by GetServerInfo (clients place scenes by it). Empty: the
+  /// host name, resolved by TaxelServer::Start; either way checked by ValidateReplicaId.
+  std::string replica_id;
 };
+
+/// Longest replica id accepted (a Kubernetes pod name is at most 63 characters).
+inline constexpr size_t kMaxReplicaIdBytes = 128;
 
 }  // namespace taxel::server
 

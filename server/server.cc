@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
+#include <climits>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -27,12 +30,40 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) 
 
 }  // namespace
 
+absl::Status ValidateReplicaId(const std::string& replica_id) {
+  if (replica_id.empty()) {
+    return absl::InvalidArgumentError("replica_id: must not be empty (and the host name could not be read)");
+  }
+  if (replica_id.size() > kMaxReplicaIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("replica_id: ", replica_id.size(), " characters, at most ", kMaxReplicaIdBytes, " allowed"));
+  }
+  for (size_t i = 0; i < replica_id.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(replica_id[i]);
+    if (c < 0x21 || c > 0x7E) {
+      return absl::InvalidArgumentError(absl::StrCat("replica_id: character ", i, " (byte 0x",
+                                                     absl::Hex(c, absl::kZeroPad2),
+                                                     ") is not printable ASCII; spaces and control characters are "
+                                                     "not allowed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
 absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions options, TlsOptions tls,
                                                                 std::map<std::string, std::string> tokens) {
   std::unique_ptr<TaxelServer> s(new TaxelServer());
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.eval_threads <= 0) options.eval_threads = hw;
   if (options.request_threads <= 0) options.request_threads = std::max(2, options.eval_threads);
+  if (options.replica_id.empty()) options.replica_id = HostName();
+  if (absl::Status valid = ValidateReplicaId(options.replica_id); !valid.ok()) return valid;
   s->options_ = options;
 
   // Security settings fail closed: a half-configured TLS never falls back to plaintext.
@@ -108,7 +139,8 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
        {"eval_threads", std::to_string(options.eval_threads)},
        {"request_threads", std::to_string(options.request_threads)},
        {"tls", tls.cert_file.empty() ? "off" : "on"},
-       {"auth", auth ? "bearer" : "off"}});
+       {"auth", auth ? "bearer" : "off"},
+       {"replica_id", options.replica_id}});
   return s;
 }
 

@@ -25,10 +25,18 @@ struct TlsOptions {
   std::string client_ca_file;       ///< if set, clients must present a certificate (mutual TLS)
 };
 
+/// Checks a replica id (ServerOptions::replica_id once resolved): 1 to kMaxReplicaIdBytes
+/// characters, each printable ASCII other than space (0x21–0x7E). INVALID_ARGUMENT naming
+/// `replica_id` and the rule otherwise.
+absl::Status ValidateReplicaId(const std::string& replica_id);
+
+/// This machine's host name (gethostname), "" when it cannot be read.
+std::string HostName();
+
 class TaxelServer {
  public:
   /// Starts listening. Errors: UNAVAILABLE when an address cannot be bound, INVALID_ARGUMENT for
-  /// unreadable TLS files.
+  /// unreadable TLS files or an invalid replica id (an empty one is first replaced by HostName()).
   static absl::StatusOr<std::unique_ptr<TaxelServer>> Start(ServerOptions options, TlsOptions tls = {},
                                                             std::map<std::string, std::string> tokens = {});
   ~TaxelServer();

@@ -597,6 +597,7 @@ module.exports = {
   TaxelClient,
   StepStream,
   TaxelError,
+  toTaxelError,
   tensor,
   toTypedArray,
   fromTensor,
@@ -606,3 +607,7 @@ module.exports = {
   DEFAULT_PROTO_DIR,
   status: grpc.status,
 };
+
+// Placement over replicas (after module.exports: replica_set.js requires this module back).
+module.exports.placement = require('./placement');
+Object.assign(module.exports, require('./replica_set'));

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/utsname.h>
 
 namespace taxel::testing {
 namespace {
@@ -293,6 +294,53 @@ TEST(ServerStartTest, UnreadableTlsFilesAreInvalidArgument) {
   auto server = server::TaxelServer::Start(TestServerOptions(), tls);
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(server.status().message(), HasSubstr("tls_cert: cannot read '/nonexistent/taxel-test/cert.pem'"));
+}
+
+TEST(ReplicaIdTest, GetServerInfoReturnsTheConfiguredId) {
+  server::ServerOptions options = TestServerOptions();
+  options.replica_id = "taxel-2";
+  auto server = server::TaxelServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target());
+  ASSERT_TRUE(client.ok());
+  auto info = (*client)->GetServerInfo();
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->replica_id(), "taxel-2");
+}
+
+TEST(ReplicaIdTest, DefaultsToTheHostName) {
+  struct utsname uts;  // the kernel's node name: what gethostname reads, asked another way
+  ASSERT_EQ(uname(&uts), 0);
+  auto server = server::TaxelServer::Start(TestServerOptions());  // replica_id left empty
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target());
+  ASSERT_TRUE(client.ok());
+  auto info = (*client)->GetServerInfo();
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->replica_id(), std::string(uts.nodename));
+  EXPECT_FALSE(info->replica_id().empty());
+}
+
+TEST(ReplicaIdTest, InvalidIdsAreRefusedAtStart) {
+  struct Case {
+    std::string id, message;
+  };
+  const std::vector<Case> cases = {
+      {std::string(129, 'r'), "replica_id: 129 characters, at most 128 allowed"},
+      {"taxel 0", "replica_id: character 5 (byte 0x20) is not printable ASCII"},
+      {std::string("taxel\n", 6), "replica_id: character 5 (byte 0x0a) is not printable ASCII"},
+      {"r\xc3\xa9", "replica_id: character 1 (byte 0xc3) is not printable ASCII"},
+  };
+  for (const Case& c : cases) {
+    server::ServerOptions options = TestServerOptions();
+    options.replica_id = c.id;
+    auto server = server::TaxelServer::Start(options);
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument) << c.message;
+    EXPECT_THAT(server.status().message(), HasSubstr(c.message));
+  }
+  EXPECT_THAT(server::ValidateReplicaId("").message(), HasSubstr("replica_id: must not be empty"));
+  EXPECT_TRUE(server::ValidateReplicaId(std::string(128, '~')).ok()) << "128 characters is the bound, inclusive";
+  EXPECT_TRUE(server::ValidateReplicaId("!").ok());
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ Contact matrix: `taxel.SceneSpec(..., contact_bodies=["pad"], contact_partners=[
 
 See README.md ("Python client") and proto/taxel/v1/*.proto for the wire contract.
 """
-from taxel import plot
+from taxel import placement, plot
 from taxel.client import DEFAULT_MAX_MESSAGE_BYTES, Client
 from taxel.contact import ContactMatrixSpec, NonlinearLaw, ReportedContacts
 from taxel.crosstalk import gaussian_crosstalk_kernel
@@ -29,6 +29,7 @@ from taxel.info import ContactMatrixInfo, LinkInfo, Limits, MeshInfo, OutputInfo
 from taxel.layout import grid_points_on_plane
 from taxel.local_server import LocalServer
 from taxel.mesh import mesh_content_id
+from taxel.replica_set import ReplicaSet, resolve_targets
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import Read, Scene, StepStream
 from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, ContactProbe, Cylinder, ElastomerTaxel,
@@ -38,7 +39,7 @@ from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, Cont
 __version__ = "0.1.0"
 
 __all__ = [
-    "Client", "DEFAULT_MAX_MESSAGE_BYTES", "Scene", "StepStream", "Read",
+    "Client", "DEFAULT_MAX_MESSAGE_BYTES", "ReplicaSet", "resolve_targets", "placement", "Scene", "StepStream", "Read",
     "SceneSpec", "Entity", "Link", "Asset", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
     "Heightfield", "Mesh", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
     "ProximityTaxel", "XYZW", "WXYZ", "ContactMatrixSpec", "NonlinearLaw", "ReportedContacts",

@@ -232,6 +232,16 @@ class Client:
         except AlreadyExistsError:  # someone else re-created it meanwhile
             return self.scene(name).info()
 
+    def _recover(self, name: str, err) -> Optional[SceneInfo]:
+        """Scene's auto_recreate: after NOT_FOUND for scene `name` (the server restarted), its
+        re-created info; None when `err` is another error or there is no spec to re-create from."""
+        if not isinstance(err, NotFoundError) or not err.message.startswith("scene:"):
+            return None
+        info = self._recreate(name)
+        if info is None:
+            log.warning("taxel: scene %r is gone and this client has no spec to re-create it", name)
+        return info
+
     def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order=None,
               dt: Optional[float] = None) -> Scene:
         """A handle on an existing scene (NotFoundError if there is none). auto_recreate needs the
@@ -255,6 +265,23 @@ class Client:
         """The spec (with its current sensors) this client would re-create `name` from."""
         with self._lock:
             return self._specs.get(name)
+
+    def _adopt(self, other: "Client", name: str) -> None:
+        """Takes over scene `name`'s kept spec from `other` (a replica it leaves), with the meshes
+        `other` uploaded for it, so that _create can restore them here."""
+        with other._lock:
+            spec = other._specs.get(name)
+            meshes = {i: other._meshes[i] for i in _mesh_ids(spec) if i in other._meshes} if spec else {}
+        with self._lock:
+            if spec is not None:
+                self._specs[name] = spec
+            for mesh_id, req in meshes.items():
+                self._meshes.setdefault(mesh_id, req)
+
+    def _forget(self, name: str) -> None:
+        """Drops the kept spec of `name` (the scene moved to another replica)."""
+        with self._lock:
+            self._specs.pop(name, None)
 
     def _update_spec(self, name: str, fn) -> None:
         with self._lock:

@@ -45,6 +45,7 @@ class ServerInfo:
     num_scenes: int  # the caller's tenant's (the server's, without authentication)
     num_meshes: int
     memory_bytes: int
+    replica_id: str  # --replica_id (default the host name): what placement ranks (taxel.ReplicaSet)
     proto: "service_pb2.ServerInfo" = field(repr=False, compare=False)
 
     @classmethod
@@ -54,7 +55,7 @@ class ServerInfo:
                    Limits(l.max_message_bytes, l.max_scenes, l.max_envs_per_scene, l.max_probes_per_scene,
                           l.max_triangles_per_mesh, l.max_memory_bytes, l.max_scenes_per_tenant,
                           l.max_memory_bytes_per_tenant),
-                   tuple(p.capabilities), p.threads, p.num_scenes, p.num_meshes, p.memory_bytes, p)
+                   tuple(p.capabilities), p.threads, p.num_scenes, p.num_meshes, p.memory_bytes, p.replica_id, p)
 
 
 @dataclass(frozen=True)

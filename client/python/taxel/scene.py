@@ -8,7 +8,7 @@ import grpc
 
 from taxel._pb import service_pb2
 from taxel.contact import fill_contacts
-from taxel.errors import NotFoundError, TaxelError, UnavailableError, from_rpc_error
+from taxel.errors import TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, StepResult
 from taxel.sensors import Sensor
@@ -133,7 +133,7 @@ class Scene:
         for attempt in (0, 1):
             try:
                 return self._client._rpc(method, request, timeout, raw)
-            except NotFoundError as e:
+            except TaxelError as e:
                 if attempt == 1 or not self._recreate_after(e):
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
@@ -147,13 +147,12 @@ class Scene:
         return self._info.reading_bytes_per_env * n >= SPARSE_MIN_BYTES
 
     def _recreate_after(self, err: TaxelError) -> bool:
-        """Re-creates the scene if `err` says it is gone and auto_recreate applies."""
-        if not self.auto_recreate or self._deleted or not isinstance(err, NotFoundError) \
-                or not err.message.startswith("scene:"):
+        """Re-creates the scene if auto_recreate applies and the client can recover from `err`
+        (Client: NOT_FOUND for the scene; a ReplicaSet also moves it off an unreachable replica)."""
+        if not self.auto_recreate or self._deleted:
             return False
-        info = self._client._recreate(self.name)
+        info = self._client._recover(self.name, err)
         if info is None:
-            log.warning("taxel: scene %r is gone and this client has no spec to re-create it", self.name)
             return False
         self._info = info
         self.recreations += 1
