@@ -270,7 +270,7 @@ absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::strin
       geometry::MeshStore::EstimateBytes(static_cast<int64_t>(vertices.size()), static_cast<int64_t>(triangles.size())),
       "triangles", absl::StrCat("a mesh of ", vertices.size(), " vertices and ", triangles.size(), " triangles")));
   MeshAdded out;
-  // "" as the field: the core's paths are then ".vertices[3]"; the caller strips the '.'.
+  // "" as the field: the core's paths are then the request's own ("vertices[3]", "triangles[0]").
   TAXEL_ASSIGN_OR_RETURN(out.result, meshes_->Add(std::move(vertices), std::move(triangles), ""));
   std::lock_guard<std::mutex> lock(mu_);
   out.newly_added = tenant_meshes_[tenant].insert(out.result.id).second;
