@@ -83,7 +83,8 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   TAXEL_RETURN_IF_ERROR(budget.Reserve(bytes, field, absl::StrCat("sensor '", spec.name, "'")));
   const SensorId id(next_sensor_id_);
   TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
-                                                              model_->num_envs(), model_->seed(), field));
+                                                              model_->num_envs(), model_->seed(),
+                                                              static_cast<uint32_t>(model_->env_offset()), field));
   if (sensors::TraitsOf(spec.kind).tracks_links) {
     std::vector<LinkIndex> tracked;
     for (size_t i = 0; i < spec.track_links.size(); ++i) {

@@ -143,7 +143,8 @@ void Sensor::set_tracked(std::unique_ptr<TrackedGeometry> tracked) { tracked_ = 
 
 absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                        const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                       int num_envs, uint64_t seed, absl::string_view field) {
+                                                       int num_envs, uint64_t seed, uint32_t env_offset,
+                                                       absl::string_view field) {
   TAXEL_ASSIGN_OR_RETURN(ProbeLayout layout,
                          ProbeLayout::Create(spec.probe_local_pos, spec.probe_radius, spec.probe_local_normal,
                                              spec.grid_rows, spec.grid_cols, field));
@@ -220,7 +221,8 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   }
   if (measured) {
     sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
-                                                           GroupsOf(sensor->kind()), num_envs, seed, id.value());
+                                                           GroupsOf(sensor->kind()), num_envs, seed, id.value(),
+                                                           env_offset);
     if (!sensor->one_task_per_env()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
   }
   return sensor;
