@@ -7,6 +7,7 @@ import pytest
 
 import taxel
 from conftest import BALL_R, BALL_Z, FAR_Z, PROBE_R, ServerProcess, grid_3x3, poses_xyzw, server_binary
+from test_contact_matrix import AWAY, legs_spec, poses
 
 NUM_ENVS = 10  # split_envs(10, 3): (0, 4), (4, 3), (7, 3)
 
@@ -167,3 +168,48 @@ def test_a_failed_creation_removes_the_shards_already_made(client, server, more_
     with pytest.raises(taxel.NotFoundError):
         client.scene(scene_name)
     taxel.Client(more_servers[1].target).delete_scene(scene_name)
+
+
+def test_reported_contacts_are_routed_by_their_global_env(client, server, more_servers, scene_name):
+    # 4 envs over 2 servers ([0, 2) and [2, 4)); the contacts name global envs in any order.
+    kw = dict(num_envs=4, contact_bodies="*_foot", contact_partners=["terrain", "object/ball"],
+              contact_source="reported", contact_friction=True)
+    whole = client.create_scene(legs_spec(scene_name + "_whole", **kw), quat_order="xyzw", dt=0.01)
+    with taxel.ShardedScene.create([server.target, more_servers[0].target], legs_spec(scene_name, **kw),
+                                   quat_order="xyzw", dt=0.01) as sharded:
+        try:
+            still = poses(*[(AWAY,) * 4] * 4)
+            contacts = taxel.ReportedContacts(
+                env=[3, 0, 2, 2, 1], body=["left_foot", "right_foot", "left_foot", "left_foot", "right_foot"],
+                partner=["terrain", "ball", "terrain", "terrain", "terrain"],
+                force=np.array([[0, 0, 1], [0, 2, 0], [0, 0, 3], [0, 0, 4], [5, 0, 0]], np.float32),
+                friction=np.array([[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 2, 0], [0, 0, 3]], np.float32))
+            m = taxel.Read(contact_matrix=True, none=True)
+            a = whole.step(still, contacts=contacts, read=m).contact_matrix
+            b = sharded.step(still, contacts=contacts, read=m).contact_matrix
+            assert_same_matrix(a, b, "all envs")
+            # Env 2 gets its two contacts summed: (0, 0, 3 + 4) on left_foot (row 0) from the terrain
+            # (column 0).
+            np.testing.assert_array_equal(b.normal[2, 0, 0], (0, 0, 7))
+            # A step of envs [3, 1] (rows in that order) with contacts for both.
+            sub = {"env": [1, 3, 3], "body": "left_foot", "partner": "terrain",
+                   "force": np.array([[0, 0, 1], [0, 0, 2], [0, 0, 3]], np.float32)}
+            a = whole.step(still[[3, 1]], env_ids=[3, 1], contacts=sub, read=m).contact_matrix
+            b = sharded.step(still[[3, 1]], env_ids=[3, 1], contacts=sub, read=m).contact_matrix
+            assert_same_matrix(a, b, "envs [3, 1]")
+            assert_same_matrix(whole.contact_matrix(friction=True), sharded.contact_matrix(friction=True), "read")
+            with pytest.raises(taxel.InvalidArgumentError,
+                               match=r"contacts.env\[1\]: env 0 is not one of the envs this step updates"):
+                sharded.step(still[[3, 1]], env_ids=[3, 1], contacts={**sub, "env": [1, 0, 3]})
+        finally:
+            sharded.delete()
+            whole.delete()
+
+
+def test_env_offset_is_checked_by_the_server(client, scene_name):
+    with pytest.raises(taxel.InvalidArgumentError, match=r"spec.env_offset: expected 0 <= env_offset and "
+                                                         r"env_offset \+ num_envs \(2\) <= 2\^32"):
+        client.create_scene(taxel.SceneSpec(scene_name, num_envs=2, env_offset=2 ** 32 - 1))
+    # The largest offset 2 envs allow is accepted.
+    info = client.create_scene(taxel.SceneSpec(scene_name, num_envs=2, env_offset=2 ** 32 - 2)).info()
+    assert info.num_envs == 2

@@ -190,7 +190,7 @@ absl::Status SplitContacts(const v1::ReportedContacts& in, const std::vector<Sha
     auto it = std::lower_bound(stepped.begin(), stepped.end(), std::make_pair((*env)[i], std::make_pair(-1, -1)));
     if (it == stepped.end() || it->first != (*env)[i]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("contacts.env[", i, "]: env ", (*env)[i], " is not among the envs of this step"));
+          absl::StrCat("contacts.env[", i, "]: env ", (*env)[i], " is not one of the envs this step updates"));
     }
     rows[it->second.first].push_back(static_cast<int32_t>(i));
     local_env[it->second.first].push_back(it->second.second);

@@ -241,6 +241,13 @@ class ShardedScene:
         body = _indices(contacts.body, k, "contacts.body", resolve)
         partner = _indices(contacts.partner, k, "contacts.partner", resolve)
         friction = None if contacts.friction is None else as_numpy(contacts.friction)
+        stepped = np.zeros(self.num_envs + 1, dtype=bool)  # the last slot: every env out of range
+        stepped[:-1] = route.envs is None
+        if route.envs is not None:
+            stepped[route.envs] = True
+        for i, e in enumerate(env.tolist()):
+            if not stepped[e if 0 <= e < self.num_envs else -1]:
+                raise InvalidArgumentError(f"contacts.env[{i}]: env {e} is not one of the envs this step updates")
         out = []
         for i, _, _ in route.parts:
             start, count = self.ranges[i]
