@@ -213,3 +213,28 @@ def test_env_offset_is_checked_by_the_server(client, scene_name):
     # The largest offset 2 envs allow is accepted.
     info = client.create_scene(taxel.SceneSpec(scene_name, num_envs=2, env_offset=2 ** 32 - 2)).info()
     assert info.num_envs == 2
+
+
+def test_sensor_changes_reach_every_server_and_per_env_gains_their_env(client, server, more_servers, scene_name):
+    whole = client.create_scene(spec(scene_name + "_whole"), quat_order="xyzw", dt=0.01)
+    targets = [server.target] + [s.target for s in more_servers]
+    with taxel.ShardedScene.create(targets, spec(scene_name), quat_order="xyzw", dt=0.01) as sharded:
+        try:
+            # One gain row per env (10 × 9, all different), then rows for envs [9, 2] only.
+            gains = 0.5 + 0.01 * np.arange(NUM_ENVS * 9).reshape(NUM_ENVS, 9)
+            for scene in (whole, sharded):
+                scene.update_sensor("skin", probe_gain=gains, bias=0.25)
+                scene.update_sensor("skin", probe_gain=gains[[0, 1]] * 2, env_ids=[9, 2])
+                scene.add_sensor(taxel.ContactDepthProbe("late", link="pad", probe_local_pos=grid_3x3(),
+                                                         probe_radius=PROBE_R, noise=1e-4))
+            for t in range(4):
+                ids = list(range(NUM_ENVS))
+                a = whole.step(poses_xyzw(ball_centres(ids, t)), read=taxel.Read(ground_truth=True))
+                b = sharded.step(poses_xyzw(ball_centres(ids, t)), read=taxel.Read(ground_truth=True))
+                assert_same(a, b, f"step {t}")
+            assert "late" in b.sensors
+            sharded.remove_sensor("late")
+            assert all("late" not in s.info().sensors for s in sharded.shards)
+        finally:
+            sharded.delete()
+            whole.delete()
