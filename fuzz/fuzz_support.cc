@@ -7,8 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
-#include "server/step_wire.h"
-#include "server/thread_pool.h"
+#include "server/log.h"
 
 namespace taxel::fuzz {
 namespace {
@@ -142,9 +141,20 @@ geometry::MeshStore& SharedMeshes() { return GetMeshes().store; }
 const std::string& ClosedMeshId() { return GetMeshes().closed_id; }
 const std::string& OpenMeshId() { return GetMeshes().open_id; }
 
-Executor& EvalPool() {
+server::ThreadPool& EvalPool() {
   static server::ThreadPool* pool = new server::ThreadPool(2);
   return *pool;
+}
+
+v1::UploadMeshRequest MeshUploadRequest(const geometry::MeshData& mesh) {
+  v1::UploadMeshRequest r;
+  std::vector<double> xyz;
+  for (const Eigen::Vector3d& v : mesh.vertices) xyz.insert(xyz.end(), {v.x(), v.y(), v.z()});
+  const int64_t nv = static_cast<int64_t>(mesh.vertices.size()), nt = static_cast<int64_t>(mesh.triangles.size());
+  server::EncodeDoubles({nv, 3}, xyz, r.mutable_vertices());
+  server::EncodeTensor(v1::INT32, {nt, 3}, mesh.triangles.data(), mesh.triangles.size() * sizeof(geometry::Triangle),
+                       r.mutable_triangles());
+  return r;
 }
 
 v1::SceneSpec FixedSceneSpec(bool reported) {
@@ -241,25 +251,43 @@ std::vector<double> FixedPoses(int num_envs, double phase) {
 
 // ------------------------------------------------------------------------------------------
 
-std::unique_ptr<server::SceneRegistry> NewRegistry(geometry::MeshStore* meshes) {
-  return std::make_unique<server::SceneRegistry>(FuzzLimits(), meshes);
+namespace {
+
+server::ServerOptions FuzzOptions() {
+  server::ServerOptions o;
+  o.limits = FuzzLimits();
+  o.eval_threads = EvalPool().num_workers();
+  return o;
 }
 
-absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec, std::unique_ptr<server::SceneRegistry> registry) {
-  TAXEL_ASSIGN_OR_RETURN(scene::SceneSpec decoded, server::DecodeSceneSpec(spec));
+}  // namespace
+
+FuzzServer::FuzzServer(geometry::MeshStore* meshes)
+    : options_(FuzzOptions()),
+      registry_(options_.limits, meshes),
+      handlers_(server::TaxelHandlers::Deps{&options_, &registry_, &metrics_, &EvalPool(), &draining_}) {
+  server::SetLogLevel(server::LogLevel::kWarning);
+}
+
+absl::Status LiveScene::WithScene(absl::FunctionRef<absl::Status(scene::Scene&)> fn) {
+  return server->registry().WithScene(kTenant, name, [&](server::SceneEntry& entry) { return fn(entry.scene()); });
+}
+
+absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec, std::unique_ptr<FuzzServer> server) {
   LiveScene live;
-  live.registry = std::move(registry);
-  if (live.registry == nullptr) {
-    live.registry = NewRegistry(&SharedMeshes());
+  live.server = std::move(server);
+  if (live.server == nullptr) {
+    live.server = std::make_unique<FuzzServer>(&SharedMeshes());
     // The tenant uploads the fixture meshes first (a scene sees only its tenant's meshes); the
     // shared store has them built already, so this only records them.
-    for (geometry::MeshData m : {ClosedMesh(), OpenMesh()}) {
-      TAXEL_RETURN_IF_ERROR(live.registry->AddMesh(kTenant, std::move(m.vertices), std::move(m.triangles)).status());
+    for (const geometry::MeshData& m : {ClosedMesh(), OpenMesh()}) {
+      TAXEL_RETURN_IF_ERROR(live.server->Run(&server::TaxelHandlers::UploadMesh, MeshUploadRequest(m)));
     }
   }
-  TAXEL_ASSIGN_OR_RETURN(live.entry, live.registry->Create(kTenant, std::move(decoded)));
-  v1::SceneInfo info;
-  server::EncodeSceneInfo(live.scene(), &info);
+  v1::CreateSceneRequest request;
+  *request.mutable_spec() = spec;
+  TAXEL_RETURN_IF_ERROR(live.server->Run(&server::TaxelHandlers::CreateScene, request, &live.info));
+  live.name = live.info.name();
   return live;
 }
 
@@ -276,7 +304,7 @@ LiveScene& FixedScene(bool reported) {
   static LiveScene* scenes[2] = {nullptr, nullptr};
   LiveScene*& live = scenes[reported ? 1 : 0];
   if (live == nullptr) live = new LiveScene(CreateSceneOrDie(FixedSceneSpec(reported)));
-  const absl::Status reset = live->scene().Reset({});
+  const absl::Status reset = live->Run(&server::TaxelHandlers::ResetEnvs, v1::ResetEnvsRequest());
   if (!reset.ok()) {
     std::fprintf(stderr, "fuzz fixture reset: %s\n", reset.ToString().c_str());
     std::abort();
@@ -284,99 +312,26 @@ LiveScene& FixedScene(bool reported) {
   return *live;
 }
 
-absl::Status RunStep(const v1::StepRequest& request, LiveScene& live) {
-  scene::Scene& scene = live.scene();
-  server::DecodedStep step;
-  TAXEL_RETURN_IF_ERROR(server::DecodeStep(request, scene, &step));
-  TAXEL_ASSIGN_OR_RETURN(server::ReadPlan plan, server::PlanRead(request.read(), scene, "read"));
-  if (request.read().contact_matrix() && scene.contact_matrix() == nullptr) {
-    return absl::FailedPreconditionError("read.contact_matrix: no contact matrix");
-  }
-  const int64_t n_envs = step.env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(step.env_ids.size());
-  const int64_t matrix_bytes = request.read().contact_matrix() ? server::EstimateContactMatrixBytes(scene, n_envs) : 0;
-  if (server::EstimateResponseBytes(plan, n_envs) + matrix_bytes > FuzzLimits().max_message_bytes) {
-    return absl::ResourceExhaustedError("read: over the message limit");
-  }
-  {
-    server::Reservation budget(live.registry.get(), kTenant);  // a shorter dt may grow the delay rings
-    TAXEL_RETURN_IF_ERROR(scene.Step(step.input, EvalPool(), nullptr, budget));
-    if (budget.reserved() > 0) live.registry->UpdateSceneBytes(*live.entry);
-  }
-  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(step.env_ids));
-  // The response as TaxelHandlers::Step builds it: hand-written readings, then the contact matrix.
-  const server::ReadingsWireWriter readings(plan, envs, scene.num_envs(), &EvalPool());
-  std::vector<grpc::Slice> slices = readings.Slices("head");
-  if (request.read().contact_matrix()) {
-    const google::protobuf::RepeatedPtrField<std::string> all;
-    v1::GetContactMatrixResponse matrix;
-    TAXEL_RETURN_IF_ERROR(
-        server::EncodeContactMatrix(scene, envs, all, all, scene.contact_matrix()->matrix().has_friction(), &matrix));
+absl::Status AddSensor(const v1::SensorSpec& sensor, LiveScene& live) {
+  v1::AddSensorRequest request;
+  request.set_scene(live.name);
+  *request.mutable_sensor() = sensor;
+  return live.server->Run(&server::TaxelHandlers::AddSensor, request);
+}
+
+absl::Status RunSessionOp(const SessionOp& op, LiveScene& live) {
+  using server::TaxelHandlers;
+  switch (op.op_case()) {
+    case SessionOp::kStep: return live.Run(&TaxelHandlers::Step, op.step());
+    case SessionOp::kReset: return live.Run(&TaxelHandlers::ResetEnvs, op.reset());
+    case SessionOp::kUpdateSensor: return live.Run(&TaxelHandlers::UpdateSensor, op.update_sensor());
+    case SessionOp::kAddSensor: return AddSensor(op.add_sensor(), live);
+    case SessionOp::kRemoveSensor: return live.Run(&TaxelHandlers::RemoveSensor, op.remove_sensor());
+    case SessionOp::kReadSensors: return live.Run(&TaxelHandlers::ReadSensors, op.read_sensors());
+    case SessionOp::kGetContactMatrix: return live.Run(&TaxelHandlers::GetContactMatrix, op.get_contact_matrix());
+    case SessionOp::OP_NOT_SET: break;
   }
   return absl::OkStatus();
-}
-
-absl::Status RunUpdateSensor(const v1::UpdateSensorRequest& request, scene::Scene& scene) {
-  TAXEL_ASSIGN_OR_RETURN(server::SensorUpdate update, server::DecodeSensorUpdate(request, scene));
-  server::ApplySensorUpdate(update);
-  v1::SensorInfo info;
-  server::EncodeSensorInfo(scene, *update.sensor, &info);
-  return absl::OkStatus();
-}
-
-absl::Status RunAddSensor(const v1::SensorSpec& sensor, LiveScene& live) {
-  TAXEL_ASSIGN_OR_RETURN(sensors::SensorSpec spec, server::DecodeSensorSpec(sensor, "sensor"));
-  TAXEL_RETURN_IF_ERROR(live.registry->CheckAddSensor(live.scene(), spec));
-  server::Reservation budget(live.registry.get(), kTenant);
-  TAXEL_ASSIGN_OR_RETURN(SensorId id, live.scene().AddSensor(spec, "sensor", budget));
-  v1::SensorInfo info;
-  server::EncodeSensorInfo(live.scene(), *live.scene().FindSensor(id), &info);
-  live.registry->UpdateSceneBytes(*live.entry);
-  return absl::OkStatus();
-}
-
-absl::Status RunRemoveSensor(const v1::RemoveSensorRequest& request, LiveScene& live) {
-  SensorId id;
-  if (request.sensor_case() == v1::RemoveSensorRequest::kName) {
-    const sensors::Sensor* s = live.scene().FindSensor(request.name());
-    if (s == nullptr) return absl::NotFoundError("name: no such sensor");
-    id = s->id();
-  } else if (request.sensor_case() == v1::RemoveSensorRequest::kSensorId) {
-    id = SensorId(request.sensor_id());
-  } else {
-    return absl::InvalidArgumentError("sensor: expected sensor_id or name");
-  }
-  TAXEL_RETURN_IF_ERROR(live.scene().RemoveSensor(id));
-  live.registry->UpdateSceneBytes(*live.entry);
-  return absl::OkStatus();
-}
-
-absl::Status RunReadSensors(const v1::ReadSensorsRequest& request, const scene::Scene& scene) {
-  const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
-  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
-  TAXEL_ASSIGN_OR_RETURN(server::ReadPlan plan, server::PlanRead(request.read(), scene, "read"));
-  if (server::EstimateResponseBytes(plan, static_cast<int64_t>(envs.size())) > FuzzLimits().max_message_bytes) {
-    return absl::ResourceExhaustedError("read: over the message limit");
-  }
-  v1::ReadSensorsResponse out;
-  if (request.history() != 0) {
-    TAXEL_RETURN_IF_ERROR(server::CheckHistory(plan, request.history(), "history"));
-    server::EncodeHistory(plan, request.history(), envs, out.mutable_readings());
-    return absl::OkStatus();
-  }
-  server::EncodeReadings(plan, envs, scene.num_envs(), out.mutable_readings());
-  return absl::OkStatus();
-}
-
-absl::Status RunGetContactMatrix(const v1::GetContactMatrixRequest& request, const scene::Scene& scene) {
-  const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
-  TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
-  v1::GetContactMatrixResponse out;
-  return server::EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(), &out);
-}
-
-absl::Status RunReset(const v1::ResetEnvsRequest& request, scene::Scene& scene) {
-  const std::vector<int32_t> envs(request.env_ids().begin(), request.env_ids().end());
-  return scene.Reset(envs);
 }
 
 }  // namespace taxel::fuzz

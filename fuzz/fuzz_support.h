@@ -1,21 +1,27 @@
 // What the fuzz targets share: the server limits they run under, the uploaded meshes, the fixed
-// scenes, and the request paths of server/service.cc replayed without gRPC (decode, limit checks,
-// core call, encode), so that a fuzzer exercises exactly what a request reaches.
+// scenes, and the server's own request handlers (server/handlers.h) wired as server/server.cc
+// wires them but without the transport, so that a fuzzer exercises exactly what a request reaches.
 #ifndef TAXEL_FUZZ_FUZZ_SUPPORT_H_
 #define TAXEL_FUZZ_FUZZ_SUPPORT_H_
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "core/common/executor.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/geometry/mesh_store.h"
 #include "core/scene/scene.h"
+#include "fuzz/session.pb.h"
 #include "server/codec.h"
+#include "server/handlers.h"
+#include "server/metrics.h"
 #include "server/options.h"
 #include "server/scene_registry.h"
+#include "server/thread_pool.h"
 #include "taxel/v1/service.pb.h"
 
 namespace taxel::fuzz {
@@ -36,7 +42,10 @@ const std::string& ClosedMeshId();
 const std::string& OpenMeshId();
 
 /// The evaluation pool of every target: 2 workers, as on the CI machine.
-Executor& EvalPool();
+server::ThreadPool& EvalPool();
+
+/// An UploadMeshRequest of `mesh` (FLOAT64 vertices, INT32 triangles).
+v1::UploadMeshRequest MeshUploadRequest(const geometry::MeshData& mesh);
 
 // ------------------------------------------------------------------------------------------
 // The fixed scene (targets that fuzz one request on a valid scene).
@@ -73,54 +82,81 @@ v1::SceneSpec FixedSceneSpec(bool reported);
 std::vector<double> FixedPoses(int num_envs, double phase);
 
 // ------------------------------------------------------------------------------------------
-// Request paths (server/service.cc without the transport). Each returns the status the RPC would
-// map to its gRPC code; a fuzzer only cares that none of them crashes, leaks or hangs.
-
-/// A scene with its own registry, created as CreateScene does.
-struct LiveScene {
-  std::unique_ptr<server::SceneRegistry> registry;
-  std::shared_ptr<server::SceneEntry> entry;
-  scene::Scene& scene() const { return *entry->scene; }
-};
+// Requests, through the server's handlers. Each returns the status the RPC would map to its gRPC
+// code; a fuzzer only cares that none of them crashes, leaks or hangs.
 
 /// The tenant every request of the fuzz targets comes from.
 inline constexpr char kTenant[] = "tenant";
 
-/// A registry with FuzzLimits() over `meshes` (which must outlive it).
-std::unique_ptr<server::SceneRegistry> NewRegistry(geometry::MeshStore* meshes);
+/// server::TaxelHandlers with the dependencies server/server.cc gives it: its own SceneRegistry
+/// (FuzzLimits(), over `meshes`, which must outlive it), NullMetrics, EvalPool(), never draining.
+/// Logging is turned down to warnings (the handlers log every scene and mesh at info).
+class FuzzServer {
+ public:
+  explicit FuzzServer(geometry::MeshStore* meshes);
+  FuzzServer(const FuzzServer&) = delete;
+  FuzzServer& operator=(const FuzzServer&) = delete;
 
-/// CreateScene: DecodeSceneSpec, SceneRegistry::Create under FuzzLimits() (name, count, probe and
-/// memory guards), then EncodeSceneInfo, in `registry`; when null, in a new registry over
-/// SharedMeshes() to which kTenant has uploaded both fixture meshes (SceneRegistry::AddMesh).
-absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec,
-                                      std::unique_ptr<server::SceneRegistry> registry = nullptr);
+  server::SceneRegistry& registry() { return registry_; }
+
+  /// Runs handler `rpc` on `request` as a call of kTenant that arrives now; the response goes to
+  /// `response` when given.
+  template <typename Request, typename Response>
+  absl::Status Run(absl::Status (server::TaxelHandlers::*rpc)(const server::Call&, const Request&, Response*),
+                   const Request& request, Response* response = nullptr) {
+    Response discarded;
+    const server::Call call{kTenant, std::chrono::steady_clock::now(), 0.0};
+    return (handlers_.*rpc)(call, request, response != nullptr ? response : &discarded);
+  }
+
+ private:
+  server::ServerOptions options_;
+  server::SceneRegistry registry_;
+  server::NullMetrics metrics_;
+  std::atomic<bool> draining_{false};
+  server::TaxelHandlers handlers_;
+};
+
+/// A scene created through TaxelHandlers::CreateScene on its own FuzzServer.
+struct LiveScene {
+  std::unique_ptr<FuzzServer> server;
+  std::string name;
+  v1::SceneInfo info;  ///< CreateScene's response
+
+  /// Runs handler `rpc` on `request` addressed to this scene (whatever scene the request names: a
+  /// fuzzed name would only ever reach NOT_FOUND).
+  template <typename Request, typename Response>
+  absl::Status Run(absl::Status (server::TaxelHandlers::*rpc)(const server::Call&, const Request&, Response*),
+                   const Request& request, Response* response = nullptr) {
+    if (request.scene() == name) return server->Run(rpc, request, response);
+    Request addressed = request;
+    addressed.set_scene(name);
+    return server->Run(rpc, addressed, response);
+  }
+  /// Runs fn(scene) under the scene's lock (SceneRegistry::WithScene), for what no RPC does.
+  absl::Status WithScene(absl::FunctionRef<absl::Status(scene::Scene&)> fn);
+};
+
+/// CreateScene (TaxelHandlers::CreateScene: DecodeSceneSpec, SceneRegistry::Create under
+/// FuzzLimits() with its name, count, probe and memory guards, EncodeSceneInfo) on `server`; when
+/// null, on a new FuzzServer over SharedMeshes() to which kTenant has uploaded both fixture meshes
+/// (TaxelHandlers::UploadMesh).
+absl::StatusOr<LiveScene> CreateScene(const v1::SceneSpec& spec, std::unique_ptr<FuzzServer> server = nullptr);
 /// CreateScene that must succeed (fixtures); aborts with the status otherwise.
 LiveScene CreateSceneOrDie(const v1::SceneSpec& spec);
 
 /// The fixed scene, created once per process (its surface sampling costs more than a step, so
-/// creating it per input would cut the rate ~5×), with every env reset: each input starts from
-/// the state a ResetEnvs leaves (triggers, velocities, delay rings, histories cleared; gains with
-/// a resample range redrawn). What a reset keeps (the step count, random-draw keys, sensors' noise
-/// levels set by UpdateSensor) carries over between inputs; the targets undo what they change.
+/// creating it per input would cut the rate ~5×), with every env reset (ResetEnvs): each input
+/// starts from the state a ResetEnvs leaves (triggers, velocities, delay rings, histories
+/// cleared; gains with a resample range redrawn). What a reset keeps (the step count, random-draw
+/// keys, sensors' noise levels set by UpdateSensor) carries over between inputs; the targets undo
+/// what they change.
 LiveScene& FixedScene(bool reported);
 
-/// Step (TaxelHandlers::Step): DecodeStep, PlanRead, the contact-matrix and response-size checks,
-/// Scene::Step on EvalPool() with a Reservation of the registry as its memory budget, then the
-/// response bytes (ReadingsWireWriter, contact matrix).
-absl::Status RunStep(const v1::StepRequest& request, LiveScene& live);
-/// UpdateSensor: DecodeSensorUpdate then ApplySensorUpdate and EncodeSensorInfo.
-absl::Status RunUpdateSensor(const v1::UpdateSensorRequest& request, scene::Scene& scene);
-/// AddSensor: DecodeSensorSpec, SceneRegistry::CheckAddSensor, Scene::AddSensor (with a
-/// Reservation), EncodeSensorInfo.
-absl::Status RunAddSensor(const v1::SensorSpec& sensor, LiveScene& live);
-/// RemoveSensor by id or name.
-absl::Status RunRemoveSensor(const v1::RemoveSensorRequest& request, LiveScene& live);
-/// ReadSensors (latest readings or history).
-absl::Status RunReadSensors(const v1::ReadSensorsRequest& request, const scene::Scene& scene);
-/// GetContactMatrix.
-absl::Status RunGetContactMatrix(const v1::GetContactMatrixRequest& request, const scene::Scene& scene);
-/// ResetEnvs.
-absl::Status RunReset(const v1::ResetEnvsRequest& request, scene::Scene& scene);
+/// AddSensor of `sensor` to the live scene (the fuzzers' inputs are bare SensorSpecs).
+absl::Status AddSensor(const v1::SensorSpec& sensor, LiveScene& live);
+/// One request of a Session (fuzz/session.proto) through its handler, addressed to `live`.
+absl::Status RunSessionOp(const SessionOp& op, LiveScene& live);
 
 }  // namespace taxel::fuzz
 

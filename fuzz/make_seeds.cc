@@ -113,9 +113,8 @@ int LinkIndex(const v1::SceneInfo& info, const std::string& name) {
 }
 
 std::vector<v1::StepRequest> ReportedSeeds() {
-  LiveScene live = CreateSceneOrDie(FixedSceneSpec(true));
-  v1::SceneInfo info;
-  server::EncodeSceneInfo(live.scene(), &info);
+  const LiveScene live = CreateSceneOrDie(FixedSceneSpec(true));
+  const v1::SceneInfo& info = live.info;
   const int palm = LinkIndex(info, "hand/palm"), finger = LinkIndex(info, "hand/finger");
   const int ball = LinkIndex(info, "ball/body"), dart = LinkIndex(info, "dart/tip");
   const int ground = LinkIndex(info, "ground/plane"), bowl = LinkIndex(info, "bowl/shell");
@@ -542,25 +541,12 @@ void WriteCorpus(const fs::path& dir, const std::string& prefix, const std::vect
 
 absl::Status CheckStep(const v1::StepRequest& step, bool reported) {
   LiveScene live = CreateSceneOrDie(FixedSceneSpec(reported));
-  return RunStep(step, live);
+  return live.Run(&server::TaxelHandlers::Step, step);
 }
 
 absl::Status CheckSession(const Session& session) {
   TAXEL_ASSIGN_OR_RETURN(LiveScene live, CreateScene(session.spec()));
-  for (const SessionOp& op : session.ops()) {
-    absl::Status s;
-    switch (op.op_case()) {
-      case SessionOp::kStep: s = RunStep(op.step(), live); break;
-      case SessionOp::kReset: s = RunReset(op.reset(), live.scene()); break;
-      case SessionOp::kUpdateSensor: s = RunUpdateSensor(op.update_sensor(), live.scene()); break;
-      case SessionOp::kAddSensor: s = RunAddSensor(op.add_sensor(), live); break;
-      case SessionOp::kRemoveSensor: s = RunRemoveSensor(op.remove_sensor(), live); break;
-      case SessionOp::kReadSensors: s = RunReadSensors(op.read_sensors(), live.scene()); break;
-      case SessionOp::kGetContactMatrix: s = RunGetContactMatrix(op.get_contact_matrix(), live.scene()); break;
-      case SessionOp::OP_NOT_SET: break;
-    }
-    if (!s.ok()) return s;
-  }
+  for (const SessionOp& op : session.ops()) TAXEL_RETURN_IF_ERROR(RunSessionOp(op, live));
   return absl::OkStatus();
 }
 
@@ -597,16 +583,15 @@ int Main(int argc, char** argv) {
               [](const v1::StepRequest& step) { return CheckStep(step, true); });
   WriteCorpus(root / "corpus/sensor_update_fuzzer", "update", UpdateSeeds(), [](const v1::UpdateSensorRequest& u) {
     LiveScene live = CreateSceneOrDie(FixedSceneSpec(false));
-    return RunUpdateSensor(u, live.scene());
+    return live.Run(&server::TaxelHandlers::UpdateSensor, u);
   });
   WriteCorpus(root / "corpus/add_sensor_fuzzer", "sensor", AddSensorSeeds(), [](const v1::SensorSpec& sensor) {
     LiveScene live = CreateSceneOrDie(FixedSceneSpec(false));
-    return RunAddSensor(sensor, live);
+    return AddSensor(sensor, live);
   });
   WriteCorpus(root / "corpus/mesh_upload_fuzzer", "mesh", MeshSeeds(), [](const v1::UploadMeshRequest& r) {
-    TAXEL_ASSIGN_OR_RETURN(server::DecodedMesh m, server::DecodeMeshUpload(r, FuzzLimits().max_triangles_per_mesh));
     geometry::MeshStore store;
-    return NewRegistry(&store)->AddMesh(kTenant, std::move(m.vertices), std::move(m.triangles)).status();
+    return FuzzServer(&store).Run(&server::TaxelHandlers::UploadMesh, r);
   });
   WriteCorpus(root / "corpus/scene_session_fuzzer", "session", SessionSeeds(), CheckSession);
   return 0;

@@ -1,9 +1,11 @@
-// UploadMesh: bytes → taxel.v1.UploadMeshRequest → DecodeMeshUpload(max_triangles) →
-// SceneRegistry::AddMesh (memory reservation, validation, topology, BVH). A mesh it accepts is then used the
-// way scenes use meshes: an OBJECT made of it, scaled, pressed by a probe grid on a robot pad
-// (signed distance from pseudo-normals or winding numbers, estimated contact forces), one step.
-// Each input gets a fresh store and registry, so that accepted meshes do not pile up across inputs.
+// UploadMesh: bytes → taxel.v1.UploadMeshRequest → TaxelHandlers::UploadMesh (DecodeMeshUpload with
+// max_triangles → SceneRegistry::AddMesh: memory reservation, validation, topology, BVH). A mesh it
+// accepts is then used the way scenes use meshes: CreateScene of an OBJECT made of it, scaled,
+// pressed by a probe grid on a robot pad (signed distance from pseudo-normals or winding numbers,
+// estimated contact forces), one Step. Each input gets a fresh store and FuzzServer, so that
+// accepted meshes do not pile up across inputs.
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "fuzz/fuzz_support.h"
@@ -53,14 +55,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace taxel;  // NOLINT: a fuzz entry point
   v1::UploadMeshRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return 0;
-  auto decoded = server::DecodeMeshUpload(request, fuzz::FuzzLimits().max_triangles_per_mesh);
-  if (!decoded.ok()) return 0;
-  geometry::MeshStore store;  // outlives the registry and the scene
-  auto registry = fuzz::NewRegistry(&store);
-  // UploadMesh: the registry reserves the mesh's estimated bytes, then builds it.
-  auto added = registry->AddMesh(fuzz::kTenant, std::move(decoded->vertices), std::move(decoded->triangles));
-  if (!added.ok()) return 0;
-  auto live = fuzz::CreateScene(MeshScene(added->result.id), std::move(registry));
+  geometry::MeshStore store;  // outlives the server and the scene
+  auto handlers = std::make_unique<fuzz::FuzzServer>(&store);
+  v1::UploadMeshResponse uploaded;
+  if (!handlers->Run(&server::TaxelHandlers::UploadMesh, request, &uploaded).ok()) return 0;
+  auto live = fuzz::CreateScene(MeshScene(uploaded.mesh_id()), std::move(handlers));
   if (!live.ok()) return 0;  // e.g. a mesh too large for the memory limit once scaled
   v1::StepRequest step;
   step.set_quat_order(v1::XYZW);
@@ -68,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The pad at the origin, the object's origin 1 cm above it.
   server::EncodeDoubles({1, 2, 7}, {0, 0, 0, 0, 0, 0, 1, 0, 0, 0.01, 0, 0, 0, 1}, step.mutable_poses());
   step.mutable_read()->set_contact_matrix(true);
-  fuzz::RunStep(step, *live).IgnoreError();
+  live->Run(&server::TaxelHandlers::Step, step).IgnoreError();
   return 0;
 }
 

@@ -1,6 +1,7 @@
-// CreateScene: bytes → taxel.v1.SceneSpec → DecodeSceneSpec → SceneRegistry::Create (the server's
-// name, env, probe and memory guards under FuzzLimits()) → Scene::Create → EncodeSceneInfo, with
-// the fixture meshes uploaded (their ids are in the dictionary and the seeds).
+// CreateScene: bytes → taxel.v1.SceneSpec → TaxelHandlers::CreateScene → DecodeSceneSpec →
+// SceneRegistry::Create (the server's name, env, probe and memory guards under FuzzLimits()) →
+// Scene::Create → EncodeSceneInfo, with the fixture meshes uploaded (their ids are in the
+// dictionary and the seeds).
 #include "fuzz/fuzz_support.h"
 #include "fuzz/proto_mutator.h"
 

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "server/codec.h"
@@ -54,8 +55,8 @@ template <typename Request>
 absl::Status ParseRequest(const grpc::ByteBuffer& bytes, Request* request) {
   grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes its argument
   if (!grpc::SerializationTraits<Request>::Deserialize(&copy, request).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("request: not a valid ", Request::descriptor()->full_name(), " (protobuf parse failed)"));
+    return InvalidFieldError(
+        "request", absl::StrCat("not a valid ", Request::descriptor()->full_name(), " (protobuf parse failed)"));
   }
   return CheckEnumValues(*request);
 }

@@ -167,13 +167,16 @@ void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int n
 /// True when `envs` is 0, 1, ..., num_envs − 1 (the env blocks are one contiguous run).
 bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs);
 
-/// Turns a dense output tensor into its sparse form (Tensor.nonzero_mask, core/common/nonzero_mask.h).
-void SparsifyTensor(v1::Tensor* tensor);
-
-/// Appends one SensorReading per (sensor, branch) with the planned channels for `envs` (in that
-/// order) to `out`.
-void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
-                    google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
+/// One SensorReading of a response: its sensor and branch, and the array behind each channel
+/// (written by ReadingsWireWriter, server/step_wire.h).
+struct ReadingArrays {
+  const sensors::Sensor* sensor = nullptr;
+  v1::Branch branch = v1::BRANCH_UNSPECIFIED;
+  std::vector<std::pair<sensors::Channel, ChannelArray>> channels;
+};
+/// The current readings of `plan`: one per (sensor, branch) in plan order, with the planned
+/// channels, reading the sensors' output arrays (no copy).
+std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan);
 
 /// A slice of the scene's contact matrix: `envs` in that order, rows/columns by name (empty = all,
 /// in canonical order). FAILED_PRECONDITION when the scene has none (or no friction kept),
@@ -185,10 +188,12 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
 
 /// History reads: INVALID_ARGUMENT (naming `field`) when a planned sensor keeps fewer samples.
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field);
-/// One MEASURED SensorReading per planned sensor with its history channels shaped
-/// [len(envs), history, <layout>, <channel>], index 0 the newest.
-void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
-                   google::protobuf::RepeatedPtrField<v1::SensorReading>* out);
+/// History reads: one MEASURED reading per planned sensor with the planned channels it keeps a
+/// history of, shaped [len(envs), history, <layout>, <channel>], index 0 the newest. The samples
+/// are copied into `storage` (one FLOAT32 array per channel, the blocks of `envs` in that order),
+/// so the arrays' env axis is the position in `envs`: write them with envs 0..len(envs)−1.
+std::vector<ReadingArrays> HistoryReadings(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
+                                           std::vector<std::vector<float>>* storage);
 
 }  // namespace taxel::server
 

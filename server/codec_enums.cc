@@ -2,6 +2,7 @@
 // checks every enum field against its declaration before decoding.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/common/field_error.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "server/codec.h"
@@ -14,8 +15,8 @@ using google::protobuf::FieldDescriptor;
 absl::Status Undeclared(const std::string& path, int value, const google::protobuf::EnumDescriptor& type) {
   std::vector<std::string> names;
   for (int i = 0; i < type.value_count(); ++i) names.push_back(type.value(i)->name());
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", value, " is not a value of ", type.full_name(),
-                                                 " (expected one of ", absl::StrJoin(names, ", "), ")"));
+  return InvalidFieldError(path, absl::StrCat(value, " is not a value of ", type.full_name(), " (expected one of ",
+                                              absl::StrJoin(names, ", "), ")"));
 }
 
 // Walks the fields that are set; `path` is the message's own path ("" at the root).

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
@@ -12,16 +13,16 @@ namespace taxel::server {
 absl::StatusOr<DecodedMesh> DecodeMeshUpload(const v1::UploadMeshRequest& request, int64_t max_triangles) {
   TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(request.vertices(), "vertices"));
   if (v.shape.size() != 2 || v.shape[1] != 3) {
-    return absl::InvalidArgumentError(absl::StrCat("vertices: expected shape [V, 3], got ", ShapeString(v.shape)));
+    return InvalidFieldError("vertices", absl::StrCat("expected shape [V, 3], got ", ShapeString(v.shape)));
   }
   TAXEL_ASSIGN_OR_RETURN(TensorView t, ViewTensor(request.triangles(), "triangles"));
   if (t.shape.size() != 2 || t.shape[1] != 3 || t.dtype != v1::INT32) {
-    return absl::InvalidArgumentError(absl::StrCat("triangles: expected INT32 of shape [T, 3], got ",
-                                                   v1::DType_Name(t.dtype), " ", ShapeString(t.shape)));
+    return InvalidFieldError("triangles", absl::StrCat("expected INT32 of shape [T, 3], got ", v1::DType_Name(t.dtype),
+                                                       " ", ShapeString(t.shape)));
   }
   if (t.shape[0] > max_triangles) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("triangles: ", t.shape[0], " triangles exceed the limit of ", max_triangles));
+    return FieldError(absl::StatusCode::kResourceExhausted, "triangles",
+                      absl::StrCat(t.shape[0], " triangles exceed the limit of ", max_triangles));
   }
   std::vector<double> storage;
   TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> xyz, RealValues(v, "vertices", &storage));
@@ -39,12 +40,13 @@ absl::StatusOr<SensorUpdate> DecodeSensorUpdate(const v1::UpdateSensorRequest& r
   SensorUpdate u;
   u.sensor = scene.FindMutableSensor(request.sensor());
   if (u.sensor == nullptr) {
-    return absl::NotFoundError(absl::StrCat("sensor: no sensor named '", request.sensor(), "'"));
+    return FieldError(absl::StatusCode::kNotFound, "sensor", absl::StrCat("no sensor named '", request.sensor(), "'"));
   }
   u.pipeline = u.sensor->pipeline();
   if (u.pipeline == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "sensor: '", request.sensor(), "' has no imperfections; configure them when adding it (e.g. a probe_gain)"));
+    return FieldError(absl::StatusCode::kFailedPrecondition, "sensor",
+                      absl::StrCat("'", request.sensor(),
+                                   "' has no imperfections; configure them when adding it (e.g. a probe_gain)"));
   }
   const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
   TAXEL_ASSIGN_OR_RETURN(u.env_ids, scene.ResolveEnvIds(requested));
@@ -57,13 +59,13 @@ absl::StatusOr<SensorUpdate> DecodeSensorUpdate(const v1::UpdateSensorRequest& r
     } else if (view.num_elements == ne * n && !view.shape.empty() && view.shape[0] == ne) {
       u.gains_per_env = true;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("probe_gain: expected ", n, " values (one per probe) or [", ne,
-                                                     ", ", n, "], got ", ShapeString(view.shape)));
+      return InvalidFieldError("probe_gain", absl::StrCat("expected ", n, " values (one per probe) or [", ne, ", ", n,
+                                                          "], got ", ShapeString(view.shape)));
     }
     std::vector<double> storage;
     TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> values, RealValues(view, "probe_gain", &storage));
     for (double g : values) {
-      if (!std::isfinite(g)) return absl::InvalidArgumentError("probe_gain: expected finite values");
+      if (!std::isfinite(g)) return InvalidFieldError("probe_gain", "expected finite values");
     }
     u.gains.assign(values.begin(), values.end());
   }
@@ -71,11 +73,11 @@ absl::StatusOr<SensorUpdate> DecodeSensorUpdate(const v1::UpdateSensorRequest& r
        {std::make_tuple("noise", request.has_noise(), request.noise()),
         std::make_tuple("random_walk", request.has_random_walk(), request.random_walk())}) {
     if (has && !(value >= 0 && std::isfinite(value))) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": expected a finite value >= 0, got ", value));
+      return InvalidFieldError(name, absl::StrCat("expected a finite value >= 0, got ", value));
     }
   }
   if (request.has_bias() && !std::isfinite(request.bias())) {
-    return absl::InvalidArgumentError("bias: expected a finite value");
+    return InvalidFieldError("bias", "expected a finite value");
   }
   const sensors::ImperfectionSpec& spec = u.pipeline->spec();
   u.noise = request.has_noise() ? request.noise() : spec.noise;

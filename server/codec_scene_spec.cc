@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
@@ -11,10 +12,6 @@ namespace {
 using scene::EntityKind;
 using sensors::SensorKind;
 
-absl::Status Invalid(absl::string_view field, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
-}
-
 absl::StatusOr<EntityKind> DecodeEntityKind(v1::EntityKind kind, absl::string_view field) {
   switch (kind) {
     case v1::ROBOT: return EntityKind::kRobot;
@@ -22,7 +19,7 @@ absl::StatusOr<EntityKind> DecodeEntityKind(v1::EntityKind kind, absl::string_vi
     case v1::PROJECTILE: return EntityKind::kProjectile;
     case v1::TERRAIN: return EntityKind::kTerrain;
     case v1::STATIC: return EntityKind::kStatic;
-    default: return Invalid(field, "expected ROBOT, OBJECT, PROJECTILE, TERRAIN or STATIC");
+    default: return InvalidFieldError(field, "expected ROBOT, OBJECT, PROJECTILE, TERRAIN or STATIC");
   }
 }
 
@@ -34,9 +31,9 @@ absl::StatusOr<SensorKind> DecodeSensorKind(v1::SensorKind kind, absl::string_vi
     case v1::ELASTOMER_TAXEL: return SensorKind::kElastomerTaxel;
     case v1::PROXIMITY_TAXEL: return SensorKind::kProximityTaxel;
     default:
-      return Invalid(field,
-                     "expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL, ELASTOMER_TAXEL or "
-                     "PROXIMITY_TAXEL");
+      return InvalidFieldError(field,
+                               "expected CONTACT_PROBE, CONTACT_DEPTH_PROBE, KINEMATIC_TAXEL, ELASTOMER_TAXEL or "
+                               "PROXIMITY_TAXEL");
   }
 }
 
@@ -61,8 +58,8 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
     case v1::Shape::kBox:
       out.kind = ShapeKind::kBox;
       if (s.box().half_extents_size() != 3) {
-        return Invalid(field + ".box.half_extents",
-                       absl::StrCat("expected 3 values, got ", s.box().half_extents_size()));
+        return InvalidFieldError(field + ".box.half_extents",
+                                 absl::StrCat("expected 3 values, got ", s.box().half_extents_size()));
       }
       out.half_extents = Eigen::Vector3d(s.box().half_extents(0), s.box().half_extents(1), s.box().half_extents(2));
       break;
@@ -82,7 +79,7 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
       const std::string hf = field + ".heightfield.heights";
       TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(s.heightfield().heights(), hf));
       if (view.shape.size() != 2) {
-        return Invalid(hf, absl::StrCat("expected shape [rows, cols], got ", ShapeString(view.shape)));
+        return InvalidFieldError(hf, absl::StrCat("expected shape [rows, cols], got ", ShapeString(view.shape)));
       }
       TAXEL_ASSIGN_OR_RETURN(out.hf_heights, Doubles(s.heightfield().heights(), hf));
       out.hf_rows = static_cast<int>(view.shape[0]);
@@ -97,10 +94,12 @@ absl::StatusOr<scene::ShapeSpec> DecodeShape(const v1::Shape& s, const std::stri
       if (s.mesh().scale_size() == 3) {
         out.mesh_scale = Eigen::Vector3d(s.mesh().scale(0), s.mesh().scale(1), s.mesh().scale(2));
       } else if (s.mesh().scale_size() != 0) {
-        return Invalid(field + ".mesh.scale", absl::StrCat("expected 3 values or none, got ", s.mesh().scale_size()));
+        return InvalidFieldError(field + ".mesh.scale",
+                                 absl::StrCat("expected 3 values or none, got ", s.mesh().scale_size()));
       }
       break;
-    default: return Invalid(field, "expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh");
+    default:
+      return InvalidFieldError(field, "expected one of sphere, box, capsule, cylinder, half_space, heightfield, mesh");
   }
   return out;
 }
@@ -156,7 +155,7 @@ absl::Status DecodePoints(const v1::Tensor& t, const std::string& field, std::ve
   const bool flat = sh.size() == 2 && sh[1] == 3;
   const bool grid = sh.size() == 3 && sh[2] == 3;
   if (!flat && !grid)
-    return Invalid(field, absl::StrCat("expected shape [N, 3] or [rows, cols, 3], got ", ShapeString(sh)));
+    return InvalidFieldError(field, absl::StrCat("expected shape [N, 3] or [rows, cols, 3], got ", ShapeString(sh)));
   std::vector<double> storage;
   TAXEL_ASSIGN_OR_RETURN(absl::Span<const double> v, RealValues(view, field, &storage));
   out->resize(v.size() / 3);
@@ -200,7 +199,7 @@ absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::st
     const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
                            (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
     if (!scalar && !per_probe) {
-      return Invalid(
+      return InvalidFieldError(
           g, absl::StrCat("expected a scalar or one value per probe ([", n, "]), got ", ShapeString(view.shape)));
     }
     TAXEL_ASSIGN_OR_RETURN(out->probe_gain, Doubles(m.probe_gain(), g));
@@ -208,8 +207,9 @@ absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::st
   if (m.probe_gain_resample_range_size() == 2) {
     out->probe_gain_resample_range = std::make_pair(m.probe_gain_resample_range(0), m.probe_gain_resample_range(1));
   } else if (m.probe_gain_resample_range_size() != 0) {
-    return Invalid(f + ".probe_gain_resample_range",
-                   absl::StrCat("expected [lo, hi] or nothing, got ", m.probe_gain_resample_range_size(), " values"));
+    return InvalidFieldError(
+        f + ".probe_gain_resample_range",
+        absl::StrCat("expected [lo, hi] or nothing, got ", m.probe_gain_resample_range_size(), " values"));
   }
   out->crosstalk_strength = m.crosstalk_strength();
   out->crosstalk_sigma = m.crosstalk_sigma();
@@ -225,7 +225,8 @@ absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::st
       out->crosstalk_kernel_rows = static_cast<int>(view.shape[1]);
       out->crosstalk_kernel_cols = static_cast<int>(view.shape[2]);
     } else {
-      return Invalid(kf, absl::StrCat("expected shape [N, M], [2, N, M] or [3, N, M], got ", ShapeString(view.shape)));
+      return InvalidFieldError(
+          kf, absl::StrCat("expected shape [N, M], [2, N, M] or [3, N, M], got ", ShapeString(view.shape)));
     }
     TAXEL_ASSIGN_OR_RETURN(out->crosstalk_kernel, Doubles(m.crosstalk_kernel(), kf));
   }
@@ -242,8 +243,8 @@ absl::Status DecodeImperfections(const v1::ImperfectionOptions& m, const std::st
   if (m.dead_taxel_value_range_size() == 2) {
     out->dead_taxel_value_range = {m.dead_taxel_value_range(0), m.dead_taxel_value_range(1)};
   } else if (m.dead_taxel_value_range_size() != 0) {
-    return Invalid(f + ".dead_taxel_value_range",
-                   absl::StrCat("expected [lo, hi] or nothing, got ", m.dead_taxel_value_range_size(), " values"));
+    return InvalidFieldError(f + ".dead_taxel_value_range", absl::StrCat("expected [lo, hi] or nothing, got ",
+                                                                         m.dead_taxel_value_range_size(), " values"));
   }
   out->delay = m.delay();
   out->jitter = m.jitter();
@@ -322,14 +323,16 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
   out.name = s.name();
   TAXEL_ASSIGN_OR_RETURN(out.kind, DecodeSensorKind(s.kind(), field + ".kind"));
   out.link = s.link();
-  if (!s.has_probe_local_pos()) return Invalid(field + ".probe_local_pos", "required ([N, 3] or [rows, cols, 3])");
+  if (!s.has_probe_local_pos())
+    return InvalidFieldError(field + ".probe_local_pos", "required ([N, 3] or [rows, cols, 3])");
   int rows = 0, cols = 0;
   TAXEL_RETURN_IF_ERROR(
       DecodePoints(s.probe_local_pos(), field + ".probe_local_pos", &out.probe_local_pos, &rows, &cols));
   out.grid_rows = rows;
   out.grid_cols = cols;
   const int64_t n = static_cast<int64_t>(out.probe_local_pos.size());
-  if (!s.has_probe_radius()) return Invalid(field + ".probe_radius", "required (a scalar or one value per probe)");
+  if (!s.has_probe_radius())
+    return InvalidFieldError(field + ".probe_radius", "required (a scalar or one value per probe)");
   {
     const std::string f = field + ".probe_radius";
     TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(s.probe_radius(), f));
@@ -337,7 +340,7 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
     const bool per_probe = (view.shape.size() == 1 && view.shape[0] == n) ||
                            (rows > 0 && view.shape.size() == 2 && view.shape[0] == rows && view.shape[1] == cols);
     if (!scalar && !per_probe) {
-      return Invalid(
+      return InvalidFieldError(
           f, absl::StrCat("expected a scalar, [", n, "]", rows > 0 ? absl::StrCat(" or [", rows, ", ", cols, "]") : "",
                           ", got ", ShapeString(view.shape)));
     }
@@ -353,8 +356,8 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
       int nr = 0, nc = 0;
       TAXEL_RETURN_IF_ERROR(DecodePoints(s.probe_local_normal(), f, &out.probe_local_normal, &nr, &nc));
       if (static_cast<int64_t>(out.probe_local_normal.size()) != n) {
-        return Invalid(f,
-                       absl::StrCat("expected [3] or one normal per probe (", n, "), got ", ShapeString(view.shape)));
+        return InvalidFieldError(
+            f, absl::StrCat("expected [3] or one normal per probe (", n, "), got ", ShapeString(view.shape)));
       }
     }
   }
@@ -417,9 +420,9 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
       TAXEL_ASSIGN_OR_RETURN(ls.shapes, DecodeShapes(l.shapes(), lf + ".shapes"));
       if (l.has_pose()) {
         if (scene::IsMoving(es.kind)) {
-          return Invalid(lf + ".pose",
-                         "only TERRAIN and STATIC links have a fixed pose; moving links get theirs "
-                         "from each step");
+          return InvalidFieldError(lf + ".pose",
+                                   "only TERRAIN and STATIC links have a fixed pose; moving links get theirs "
+                                   "from each step");
         }
         TAXEL_ASSIGN_OR_RETURN(ls.X_WL, DecodePose(l.pose(), lf + ".pose"));
       }

@@ -5,16 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/common/nonzero_mask.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
 namespace taxel::server {
 namespace {
-
-absl::Status Invalid(absl::string_view field, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
-}
 
 // Accepts [n, L, w] or [n·L, w].
 absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, int64_t w, absl::string_view field) {
@@ -22,8 +18,8 @@ absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, i
   const bool nested = s.size() == 3 && s[0] == n && s[1] == L && s[2] == w;
   const bool flat = s.size() == 2 && s[0] == n * L && s[1] == w;
   if (!nested && !flat) {
-    return Invalid(field, absl::StrCat("expected shape [", n, ", ", L, ", ", w, "] (or [", n * L, ", ", w, "]), got ",
-                                       ShapeString(s)));
+    return InvalidFieldError(field, absl::StrCat("expected shape [", n, ", ", L, ", ", w, "] (or [", n * L, ", ", w,
+                                                 "]), got ", ShapeString(s)));
   }
   return absl::OkStatus();
 }
@@ -34,7 +30,7 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
   const int64_t L = scene.model().num_moving_links();
   out->env_ids.assign(request.env_ids().begin(), request.env_ids().end());
   const int64_t n = out->env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(out->env_ids.size());
-  if (!request.has_poses()) return Invalid("poses", absl::StrCat("required: shape [", n, ", ", L, ", 7]"));
+  if (!request.has_poses()) return InvalidFieldError("poses", absl::StrCat("required: shape [", n, ", ", L, ", 7]"));
   TAXEL_ASSIGN_OR_RETURN(TensorView poses, ViewTensor(request.poses(), "poses"));
   TAXEL_RETURN_IF_ERROR(CheckLinkArrayShape(poses, n, L, 7, "poses"));
   TAXEL_ASSIGN_OR_RETURN(out->input.poses, RealValues(poses, "poses", &out->pose_storage));
@@ -53,8 +49,8 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     auto ints = [](const v1::Tensor& t, absl::string_view field, std::vector<int32_t>* storage) -> absl::Status {
       TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
       if (v.dtype != v1::INT32 || v.shape.size() != 1) {
-        return Invalid(field, absl::StrCat("expected INT32 of shape [K], got ", v1::DType_Name(v.dtype), " ",
-                                           ShapeString(v.shape)));
+        return InvalidFieldError(field, absl::StrCat("expected INT32 of shape [K], got ", v1::DType_Name(v.dtype), " ",
+                                                     ShapeString(v.shape)));
       }
       storage->resize(v.num_elements);
       // (K = 0: an empty vector's data() may be null, which memcpy must not get even for 0 bytes.)
@@ -70,14 +66,15 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
     for (const auto& [field, v] : {std::make_pair("contacts.body", &out->contact_body),
                                    std::make_pair("contacts.partner", &out->contact_partner)}) {
       if (static_cast<int64_t>(v->size()) != K) {
-        return Invalid(field, absl::StrCat("expected shape [", K, "] (K = len(contacts.env)), got [", v->size(), "]"));
+        return InvalidFieldError(
+            field, absl::StrCat("expected shape [", K, "] (K = len(contacts.env)), got [", v->size(), "]"));
       }
     }
     auto vec3 = [&](const v1::Tensor& t, absl::string_view field, std::vector<double>* storage,
                     absl::Span<const double>* span) -> absl::Status {
       TAXEL_ASSIGN_OR_RETURN(TensorView v, ViewTensor(t, field));
       if (v.shape.size() != 2 || v.shape[0] != K || v.shape[1] != 3) {
-        return Invalid(field, absl::StrCat("expected shape [", K, ", 3], got ", ShapeString(v.shape)));
+        return InvalidFieldError(field, absl::StrCat("expected shape [", K, ", 3], got ", ShapeString(v.shape)));
       }
       TAXEL_ASSIGN_OR_RETURN(*span, RealValues(v, field, storage));
       return absl::OkStatus();
@@ -100,8 +97,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
                                  v1::GetContactMatrixResponse* out) {
   const scene::ContactEstimation* cm = scene.contact_matrix();
   if (cm == nullptr) {
-    return absl::FailedPreconditionError(
-        "contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "contact_matrix",
+                      "this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
   }
   const contact::ContactMatrix& M = cm->matrix();
   auto pick = [](const std::vector<std::string>& names, const google::protobuf::RepeatedPtrField<std::string>& want,
@@ -114,8 +111,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
     for (int i = 0; i < want.size(); ++i) {
       auto it = std::find(names.begin(), names.end(), want[i]);
       if (it == names.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, "[", i, "]: '", want[i], "' is not in the contact matrix"));
+        return InvalidFieldError(absl::StrCat(field, "[", i, "]"),
+                                 absl::StrCat("'", want[i], "' is not in the contact matrix"));
       }
       idx->push_back(static_cast<int>(it - names.begin()));
     }
@@ -125,7 +122,8 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
   TAXEL_RETURN_IF_ERROR(pick(M.row_names(), rows, "rows", &r));
   TAXEL_RETURN_IF_ERROR(pick(M.column_names(), columns, "columns", &c));
   if (friction && !M.has_friction()) {
-    return absl::FailedPreconditionError("friction: this scene's contact matrix does not keep friction");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "friction",
+                      "this scene's contact matrix does not keep friction");
   }
   out->mutable_env_ids()->Assign(envs.begin(), envs.end());
   for (int i : r) out->add_rows(M.row_names()[i]);
@@ -167,8 +165,8 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
     for (int i = 0; i < read.sensors_size(); ++i) {
       const sensors::Sensor* s = scene.FindSensor(read.sensors(i));
       if (s == nullptr) {
-        return absl::NotFoundError(
-            absl::StrCat(field, ".sensors[", i, "]: no sensor named '", read.sensors(i), "' in this scene"));
+        return FieldError(absl::StatusCode::kNotFound, absl::StrCat(field, ".sensors[", i, "]"),
+                          absl::StrCat("no sensor named '", read.sensors(i), "' in this scene"));
       }
       chosen.push_back(s);
     }
@@ -179,9 +177,10 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
       known |= sensors::ChannelName(static_cast<sensors::Channel>(c)) == read.channels(i);
     }
     if (!known) {
-      return Invalid(absl::StrCat(field, ".channels[", i, "]"),
-                     absl::StrCat("unknown channel '", read.channels(i),
-                                  "'; expected contact, depth, normal, area, partner, force, torque or displacement"));
+      return InvalidFieldError(
+          absl::StrCat(field, ".channels[", i, "]"),
+          absl::StrCat("unknown channel '", read.channels(i),
+                       "'; expected contact, depth, normal, area, partner, force, torque or displacement"));
     }
   }
   for (const sensors::Sensor* s : chosen) {
@@ -198,7 +197,7 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
       case v1::BRANCH_UNSPECIFIED:
       case v1::MEASURED: plan.branches.push_back(sensors::Branch::kMeasured); break;
       case v1::GROUND_TRUTH: plan.branches.push_back(sensors::Branch::kGroundTruth); break;
-      default: return Invalid(absl::StrCat(field, ".branches[", i, "]"), "expected MEASURED or GROUND_TRUTH");
+      default: return InvalidFieldError(absl::StrCat(field, ".branches[", i, "]"), "expected MEASURED or GROUND_TRUTH");
     }
   }
   if (plan.branches.empty()) plan.branches.push_back(sensors::Branch::kMeasured);
@@ -236,41 +235,10 @@ int64_t EstimateContactMatrixBytes(const scene::Scene& scene, int64_t num_envs) 
   return 256 + 5 * num_envs + names + tensors * num_envs * M.rows() * M.cols() * 3 * 4;
 }
 
-namespace {
-
-// Appends the probe axes of `layout` ([rows, cols] or [n]) and, for 3-vectors, the component axis.
-void AppendProbeShape(const sensors::ProbeLayout& layout, int width, v1::Tensor* t) {
-  for (int64_t d : layout.shape()) t->add_shape(d);
-  if (width == 3) t->add_shape(3);
-}
-
-}  // namespace
-
 bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
   bool identity = static_cast<int>(envs.size()) == num_envs;
   for (size_t i = 0; identity && i < envs.size(); ++i) identity = envs[i] == static_cast<int32_t>(i);
   return identity;
-}
-
-namespace {
-
-// Sets data and nonzero_mask of `tensor` to the sparse form of the n elements of `item` bytes at
-// `dense` (which must not be the tensor's own data).
-void SetSparseData(const char* dense, size_t n, size_t item, v1::Tensor* tensor) {
-  std::string mask(NonzeroMaskBytes(n), '\0');
-  const size_t count = BuildNonzeroMask(dense, n, item, reinterpret_cast<uint8_t*>(mask.data()));
-  std::string packed(count * item, '\0');
-  PackNonzero(dense, n, item, reinterpret_cast<const uint8_t*>(mask.data()), packed.data());
-  tensor->set_data(std::move(packed));
-  tensor->set_nonzero_mask(std::move(mask));
-}
-
-}  // namespace
-
-void SparsifyTensor(v1::Tensor* tensor) {
-  const size_t item = DTypeSize(tensor->dtype());
-  const std::string dense = std::move(*tensor->mutable_data());
-  SetSparseData(dense.data(), dense.size() / item, item, tensor);
 }
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
@@ -306,90 +274,62 @@ void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int n
   for (int32_t e : envs) std::memcpy(dst, array.data + block * e, block), dst += block;
 }
 
-void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
-                    google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan) {
+  std::vector<ReadingArrays> out;
   for (const ReadPlan::Item& item : plan.items) {
-    const sensors::Sensor& s = *item.sensor;
     for (sensors::Branch b : plan.branches) {
-      v1::SensorReading* r = out->Add();
-      r->set_sensor(s.spec().name);
-      r->set_sensor_id(s.id().value());
-      r->set_branch(b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH);
-      for (sensors::Channel c : item.channels) {
-        v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
-        const ChannelArray a = ChannelOutput(s, b, c);
-        t.set_dtype(a.dtype);
-        t.add_shape(static_cast<int64_t>(envs.size()));
-        for (int64_t d : a.probe_shape) t.add_shape(d);
-        const size_t bytes = a.bytes_per_env * envs.size();
-        const bool in_order = IsAllEnvsInOrder(envs, num_envs);
-        if (plan.sparse) {
-          // Straight from the sensor's array when the envs are its blocks in order.
-          thread_local std::vector<char> gathered;
-          const char* dense = a.data;
-          if (!in_order) {
-            gathered.resize(bytes);
-            GatherEnvs(a, envs, num_envs, gathered.data());
-            dense = gathered.data();
-          }
-          SetSparseData(dense, bytes / a.item_size, a.item_size, &t);
-          continue;
-        }
-        // Appended rather than resized and gathered: std::string would zero the bytes first.
-        std::string* data = t.mutable_data();
-        if (in_order) {
-          data->assign(a.data, bytes);
-        } else {
-          data->clear();
-          data->reserve(bytes);
-          for (int32_t e : envs) data->append(a.data + a.bytes_per_env * e, a.bytes_per_env);
-        }
-      }
+      ReadingArrays& r = out.emplace_back();
+      r.sensor = item.sensor;
+      r.branch = b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH;
+      for (sensors::Channel c : item.channels) r.channels.emplace_back(c, ChannelOutput(*item.sensor, b, c));
     }
   }
+  return out;
 }
 
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field) {
   if (history < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": expected a value >= 0, got ", history));
+    return InvalidFieldError(field, absl::StrCat("expected a value >= 0, got ", history));
   }
   for (const ReadPlan::Item& item : plan.items) {
     const int kept = item.sensor->pipeline() ? item.sensor->pipeline()->history_length() : 0;
     if (history > kept) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": sensor '", item.sensor->spec().name, "' keeps ", kept,
-                                                     " samples (imperfections.history_length), asked for ", history));
+      return InvalidFieldError(field, absl::StrCat("sensor '", item.sensor->spec().name, "' keeps ", kept,
+                                                   " samples (imperfections.history_length), asked for ", history));
     }
   }
   return absl::OkStatus();
 }
 
-void EncodeHistory(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
-                   google::protobuf::RepeatedPtrField<v1::SensorReading>* out) {
+std::vector<ReadingArrays> HistoryReadings(const ReadPlan& plan, int history, absl::Span<const int32_t> envs,
+                                           std::vector<std::vector<float>>* storage) {
+  std::vector<ReadingArrays> out;
   for (const ReadPlan::Item& item : plan.items) {
     const sensors::Sensor& s = *item.sensor;
-    const auto& layout = s.layout();
-    v1::SensorReading* r = out->Add();
-    r->set_sensor(s.spec().name);
-    r->set_sensor_id(s.id().value());
-    r->set_branch(v1::MEASURED);
+    ReadingArrays& r = out.emplace_back();
+    r.sensor = &s;
+    r.branch = v1::MEASURED;
     for (sensors::Channel c : s.history_channels()) {
       if (std::find(item.channels.begin(), item.channels.end(), c) == item.channels.end()) continue;
-      v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
       const int width = sensors::ChannelWidth(c);
-      t.set_dtype(v1::FLOAT32);
-      t.add_shape(static_cast<int64_t>(envs.size()));
-      t.add_shape(history);
-      AppendProbeShape(layout, width, &t);
-      const size_t per_sample = static_cast<size_t>(layout.size()) * width;
-      std::string* data = t.mutable_data();
-      data->resize(per_sample * sizeof(float) * envs.size() * history);
-      float* dst = reinterpret_cast<float*>(data->data());
+      const size_t per_sample = static_cast<size_t>(s.num_probes()) * width;
+      std::vector<float>& values = storage->emplace_back(per_sample * history * envs.size());
+      float* dst = values.data();
       for (int32_t e : envs) {
         for (int h = 0; h < history; ++h, dst += per_sample) s.CopyHistory(e, h, c, dst);
       }
-      if (plan.sparse) SparsifyTensor(&t);
+      ChannelArray a;
+      a.dtype = v1::FLOAT32;
+      a.probe_shape = s.layout().shape();
+      a.probe_shape.insert(a.probe_shape.begin(), history);
+      if (width == 3) a.probe_shape.push_back(3);
+      a.data = reinterpret_cast<const char*>(values.data());
+      a.bytes_per_env = per_sample * history * sizeof(float);
+      a.item_size = sizeof(float);
+      r.channels.emplace_back(c, std::move(a));
     }
   }
+  return out;
 }
 
 }  // namespace taxel::server

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "server/codec.h"
 
@@ -39,32 +40,30 @@ absl::StatusOr<TensorView> ViewTensor(const v1::Tensor& tensor, absl::string_vie
   view.dtype = tensor.dtype();
   const size_t item = DTypeSize(view.dtype);
   if (item == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ", DTypeName(tensor.dtype())));
+    return InvalidFieldError(
+        field, absl::StrCat("dtype must be FLOAT32, FLOAT64, INT32 or BOOL, got ", DTypeName(tensor.dtype())));
   }
   if (!tensor.nonzero_mask().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".nonzero_mask: inputs must be dense (the sparse form is for outputs); leave it empty"));
+    return InvalidFieldError(absl::StrCat(field, ".nonzero_mask"),
+                             "inputs must be dense (the sparse form is for outputs); leave it empty");
   }
   view.shape.assign(tensor.shape().begin(), tensor.shape().end());
   int64_t n = 1;
   for (size_t a = 0; a < view.shape.size(); ++a) {
     const int64_t d = view.shape[a];
     if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": shape ", ShapeString(view.shape), " has a negative dimension"));
+      return InvalidFieldError(field, absl::StrCat("shape ", ShapeString(view.shape), " has a negative dimension"));
     }
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / 8 / d) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": shape ", ShapeString(view.shape), " is too large"));
+      return InvalidFieldError(field, absl::StrCat("shape ", ShapeString(view.shape), " is too large"));
     }
     n *= d;
   }
   view.num_elements = n;
   const uint64_t expected = static_cast<uint64_t>(n) * item;
   if (tensor.data().size() != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": shape ", ShapeString(view.shape), " of ",
-                                                   v1::DType_Name(view.dtype), " needs ", expected, " bytes, got ",
-                                                   tensor.data().size()));
+    return InvalidFieldError(field, absl::StrCat("shape ", ShapeString(view.shape), " of ", v1::DType_Name(view.dtype),
+                                                 " needs ", expected, " bytes, got ", tensor.data().size()));
   }
   view.bytes = tensor.data();
   return view;
@@ -91,8 +90,7 @@ absl::StatusOr<absl::Span<const double>> RealValues(const TensorView& view, absl
     }
     return absl::MakeConstSpan(*storage);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, ": expected dtype FLOAT32 or FLOAT64, got ", v1::DType_Name(view.dtype)));
+  return InvalidFieldError(field, absl::StrCat("expected dtype FLOAT32 or FLOAT64, got ", v1::DType_Name(view.dtype)));
 }
 
 void EncodeTensor(v1::DType dtype, absl::Span<const int64_t> shape, const void* data, size_t bytes, v1::Tensor* out) {
@@ -124,29 +122,29 @@ v1::QuatOrder ToProto(QuatOrder order) {
 absl::StatusOr<RigidTransform> DecodePose(const v1::Pose& pose, absl::string_view field) {
   double v[7] = {0, 0, 0, 0, 0, 0, 1};  // identity in xyzw
   if (pose.position_size() != 0 && pose.position_size() != 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".position: expected 3 values or none, got ", pose.position_size()));
+    return InvalidFieldError(absl::StrCat(field, ".position"),
+                             absl::StrCat("expected 3 values or none, got ", pose.position_size()));
   }
   for (int i = 0; i < pose.position_size(); ++i) {
     v[i] = pose.position(i);
     if (!std::isfinite(v[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".position[", i, "]: expected a finite number, got ", v[i]));
+      return InvalidFieldError(absl::StrCat(field, ".position[", i, "]"),
+                               absl::StrCat("expected a finite number, got ", v[i]));
     }
   }
   QuatOrder order = QuatOrder::kXyzw;
   if (pose.quaternion_size() != 0) {
     if (pose.quaternion_size() != 4) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".quaternion: expected 4 values or none, got ", pose.quaternion_size()));
+      return InvalidFieldError(absl::StrCat(field, ".quaternion"),
+                               absl::StrCat("expected 4 values or none, got ", pose.quaternion_size()));
     }
     order = FromProto(pose.quat_order());
     TAXEL_RETURN_IF_ERROR(CheckQuatOrder(order, absl::StrCat(field, ".quat_order")));
     for (int i = 0; i < 4; ++i) {
       v[3 + i] = pose.quaternion(i);
       if (!std::isfinite(v[3 + i])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, ".quaternion[", i, "]: expected a finite number, got ", v[3 + i]));
+        return InvalidFieldError(absl::StrCat(field, ".quaternion[", i, "]"),
+                                 absl::StrCat("expected a finite number, got ", v[3 + i]));
       }
     }
   }

@@ -1,44 +1,29 @@
 #include "server/grpc_status.h"
 
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
 namespace taxel::server {
 
-bool SplitFieldMessage(absl::string_view message, absl::string_view* field, absl::string_view* description) {
-  const size_t colon = message.find(": ");
-  if (colon == absl::string_view::npos || colon == 0) return false;
-  const absl::string_view head = message.substr(0, colon);
-  if (head.find(' ') != absl::string_view::npos) return false;
-  *field = head;
-  *description = message.substr(colon + 2);
-  return true;
-}
-
-absl::Status PrefixFieldPath(const absl::Status& status, absl::string_view prefix) {
-  absl::string_view field, description;
-  if (status.ok() || prefix.empty() || !SplitFieldMessage(status.message(), &field, &description)) return status;
-  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
-}
-
 grpc::Status ToGrpcStatus(const absl::Status& unprefixed, absl::string_view field_prefix) {
   if (unprefixed.ok()) return grpc::Status::OK;
-  const absl::Status status = PrefixFieldPath(unprefixed, field_prefix);
+  const absl::Status status = PrefixField(unprefixed, field_prefix);
   const auto code = static_cast<grpc::StatusCode>(status.code());
   std::string message(status.message());
-  absl::string_view field, description;
-  const bool has_field = SplitFieldMessage(status.message(), &field, &description);
-  if (!has_field ||
+  const std::optional<std::string> field = FieldOf(status);
+  if (!field.has_value() ||
       (status.code() != absl::StatusCode::kInvalidArgument && status.code() != absl::StatusCode::kOutOfRange)) {
     return grpc::Status(code, message);
   }
   google::rpc::BadRequest bad_request;
   auto* violation = bad_request.add_field_violations();
-  violation->set_field(std::string(field));
-  violation->set_description(std::string(description));
+  violation->set_field(*field);
+  violation->set_description(std::string(DescriptionOf(status)));
   google::rpc::Status rpc_status;
   rpc_status.set_code(static_cast<int>(status.code()));
   rpc_status.set_message(message);

@@ -8,24 +8,19 @@
 
 namespace taxel::server {
 
-/// Maps the code one to one and keeps the message. INVALID_ARGUMENT and OUT_OF_RANGE also carry a
-/// google.rpc.Status with a google.rpc.BadRequest detail: Taxel's messages have the form
-/// "<field path>: <what was expected>", which becomes one field violation. `field_prefix` is
-/// prepended to the field path (e.g. "spec." for CreateScene, whose spec is a sub-message).
+/// Maps the code one to one and keeps the message. An INVALID_ARGUMENT or OUT_OF_RANGE status
+/// that carries a field path (FieldError, core/common/field_error.h) also carries a
+/// google.rpc.Status with a google.rpc.BadRequest detail of one field violation: the path, and
+/// the message after "<path>: " as its description. A status without the path gets no detail,
+/// whatever its message looks like: the message text is never parsed. `field_prefix` is
+/// prepended to the path and the message of a status that carries a path (PrefixField, e.g.
+/// "spec." for a field of CreateScene's sub-message).
 grpc::Status ToGrpcStatus(const absl::Status& status, absl::string_view field_prefix = "");
-
-/// `status` with `prefix` prepended to its message when the message names a field (the field path
-/// of a sub-message, e.g. "spec." for CreateScene); other statuses unchanged.
-absl::Status PrefixFieldPath(const absl::Status& status, absl::string_view prefix);
 
 /// `status` with its message cut to at most 1024 bytes (marked "... (N bytes)"), so that an
 /// error that quotes a request's value (a 100 kB scene name) still fits the client's metadata
 /// limit. The details (BadRequest) are kept.
 grpc::Status BoundedStatus(const grpc::Status& status);
-
-/// Splits "<field>: <description>" (the field is the text before the first ": " when it contains
-/// no spaces); returns false when the message has no field.
-bool SplitFieldMessage(absl::string_view message, absl::string_view* field, absl::string_view* description);
 
 }  // namespace taxel::server
 

@@ -1,11 +1,12 @@
 #include "server/handlers.h"
 
 #include <algorithm>
-#include <mutex>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/contact/contact_matrix.h"
 #include "core/geometry/shape.h"
@@ -21,23 +22,14 @@
 namespace taxel::server {
 namespace {
 
-// Runs fn(entry) on the tenant's scene `name` under the scene's lock: NOT_FOUND when there is no
-// such scene or it was deleted while the call waited for the lock.
-template <typename Fn>
-absl::Status WithScene(SceneRegistry& registry, const std::string& tenant, const std::string& name, Fn fn) {
-  TAXEL_ASSIGN_OR_RETURN(std::shared_ptr<SceneEntry> entry, registry.Get(tenant, name));
-  std::lock_guard<std::mutex> lock(entry->mu);
-  if (entry->deleted) return TaxelHandlers::SceneGone(name);
-  return fn(*entry);
-}
-
 // A response the transport would refuse to send must be refused before the step changes state.
 absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t matrix_bytes,
                                int64_t max_message_bytes) {
   const int64_t bytes = EstimateResponseBytes(plan, num_envs) + matrix_bytes;
   if (bytes <= max_message_bytes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      absl::StrCat("read: the readings of ", num_envs, " envs take about ", bytes, " bytes",
+  return FieldError(
+      absl::StatusCode::kResourceExhausted, "read",
+      absl::StrCat("the readings of ", num_envs, " envs take about ", bytes, " bytes",
                    matrix_bytes > 0 ? absl::StrCat(" (", matrix_bytes, " of them the contact matrix)") : "",
                    ", over the message limit of ", max_message_bytes,
                    " bytes; read fewer sensors, channels or envs, or set read.none"));
@@ -67,8 +59,8 @@ absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene,
   TAXEL_ASSIGN_OR_RETURN(plan->read, PlanRead(request.read(), scene, "read"));
   plan->contact_matrix = request.read().contact_matrix();
   if (plan->contact_matrix && scene.contact_matrix() == nullptr) {
-    return absl::FailedPreconditionError(
-        "read.contact_matrix: this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
+    return FieldError(absl::StatusCode::kFailedPrecondition, "read.contact_matrix",
+                      "this scene has no contact matrix (set SceneSpec.contact_matrix.bodies)");
   }
   const std::vector<int32_t>& env_ids = plan->step.env_ids;
   const int64_t n_envs = env_ids.empty() ? scene.num_envs() : static_cast<int64_t>(env_ids.size());
@@ -121,10 +113,6 @@ void RecordStep(Metrics& m, const StepTiming& t, const scene::StepStats& stats) 
 }
 
 }  // namespace
-
-absl::Status TaxelHandlers::SceneGone(const std::string& name) {
-  return absl::NotFoundError(absl::StrCat("scene: scene '", name, "' was deleted"));
-}
 
 std::vector<std::string> TaxelHandlers::Capabilities() {
   std::vector<std::string> caps;
@@ -200,16 +188,15 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
 absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneRequest& request, v1::SceneInfo* out) {
   if (deps_.draining->load()) return absl::UnavailableError("server is shutting down; no new scenes");
   auto spec = DecodeSceneSpec(request.spec());
-  if (!spec.ok()) return PrefixFieldPath(spec.status(), "spec.");
+  if (!spec.ok()) return PrefixField(spec.status(), "spec.");
   const auto start = Clock::now();
-  auto entry = deps_.registry->Create(call.tenant, *std::move(spec));
-  if (!entry.ok()) {
+  const absl::Status created = deps_.registry->Create(call.tenant, *std::move(spec),
+                                                      [&](SceneEntry& entry) { EncodeSceneInfo(entry.scene(), out); });
+  if (!created.ok()) {
     Log(LogLevel::kInfo, "scene_create_failed",
-        {{"scene", request.spec().name()}, {"error", std::string(entry.status().message())}});
-    return PrefixFieldPath(entry.status(), "spec.");
+        {{"scene", request.spec().name()}, {"error", std::string(created.message())}});
+    return PrefixField(created, "spec.");
   }
-  std::lock_guard<std::mutex> lock((*entry)->mu);
-  EncodeSceneInfo(*(*entry)->scene, out);
   Log(LogLevel::kInfo, "scene_created",
       {{"scene", out->name()},
        {"tenant", call.tenant},
@@ -223,18 +210,16 @@ absl::Status TaxelHandlers::CreateScene(const Call& call, const v1::CreateSceneR
 }
 
 absl::Status TaxelHandlers::GetScene(const Call& call, const v1::GetSceneRequest& request, v1::SceneInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) {
-    EncodeSceneInfo(*entry.scene, out);
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) {
+    EncodeSceneInfo(entry.scene(), out);
     return absl::OkStatus();
   });
 }
 
 absl::Status TaxelHandlers::ListScenes(const Call& call, const v1::ListScenesRequest& /*request*/,
                                        v1::ListScenesResponse* out) {
-  for (const auto& entry : deps_.registry->List(call.tenant)) {
-    std::lock_guard<std::mutex> lock(entry->mu);
-    if (!entry->deleted) EncodeSceneInfo(*entry->scene, out->add_scenes());
-  }
+  deps_.registry->ForEachScene(call.tenant,
+                               [&](const SceneEntry& entry) { EncodeSceneInfo(entry.scene(), out->add_scenes()); });
   return absl::OkStatus();
 }
 
@@ -247,9 +232,9 @@ absl::Status TaxelHandlers::DeleteScene(const Call& call, const v1::DeleteSceneR
 }
 
 absl::Status TaxelHandlers::AddSensor(const Call& call, const v1::AddSensorRequest& request, v1::SensorInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
     TAXEL_ASSIGN_OR_RETURN(sensors::SensorSpec spec, DecodeSensorSpec(request.sensor(), "sensor"));
-    scene::Scene& scene = *entry.scene;
+    scene::Scene& scene = entry.scene();
     TAXEL_RETURN_IF_ERROR(deps_.registry->CheckAddSensor(scene, spec));
     Reservation budget(deps_.registry, call.tenant);
     TAXEL_ASSIGN_OR_RETURN(SensorId id, scene.AddSensor(spec, "sensor", budget));
@@ -263,17 +248,19 @@ absl::Status TaxelHandlers::AddSensor(const Call& call, const v1::AddSensorReque
 
 absl::Status TaxelHandlers::RemoveSensor(const Call& call, const v1::RemoveSensorRequest& request,
                                          v1::RemoveSensorResponse* /*out*/) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    scene::Scene& scene = entry.scene();
     SensorId id;
     if (request.sensor_case() == v1::RemoveSensorRequest::kName) {
       const sensors::Sensor* s = scene.FindSensor(request.name());
-      if (s == nullptr) return absl::NotFoundError(absl::StrCat("name: no sensor named '", request.name(), "'"));
+      if (s == nullptr) {
+        return FieldError(absl::StatusCode::kNotFound, "name", absl::StrCat("no sensor named '", request.name(), "'"));
+      }
       id = s->id();
     } else if (request.sensor_case() == v1::RemoveSensorRequest::kSensorId) {
       id = SensorId(request.sensor_id());
     } else {
-      return absl::InvalidArgumentError("sensor: expected sensor_id or name");
+      return InvalidFieldError("sensor", "expected sensor_id or name");
     }
     TAXEL_RETURN_IF_ERROR(scene.RemoveSensor(id));
     deps_.registry->UpdateSceneBytes(entry);
@@ -284,47 +271,59 @@ absl::Status TaxelHandlers::RemoveSensor(const Call& call, const v1::RemoveSenso
 
 absl::Status TaxelHandlers::UpdateSensor(const Call& call, const v1::UpdateSensorRequest& request,
                                          v1::SensorInfo* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    TAXEL_ASSIGN_OR_RETURN(SensorUpdate update, DecodeSensorUpdate(request, *entry.scene));
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    TAXEL_ASSIGN_OR_RETURN(SensorUpdate update, DecodeSensorUpdate(request, entry.scene()));
     ApplySensorUpdate(update);
-    EncodeSensorInfo(*entry.scene, *update.sensor, out);
+    EncodeSensorInfo(entry.scene(), *update.sensor, out);
     return absl::OkStatus();
   });
 }
 
 absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsRequest& request,
-                                        v1::ReadSensorsResponse* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    const scene::Scene& scene = *entry.scene;
+                                        std::vector<grpc::Slice>* response) {
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
     TAXEL_RETURN_IF_ERROR(
         CheckResponseSize(plan, static_cast<int64_t>(envs.size()), 0, deps_.options->limits.max_message_bytes));
-    out->set_step(scene.step_count());
-    out->mutable_env_ids()->Assign(envs.begin(), envs.end());
-    if (request.history() != 0) {
-      TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
-      EncodeHistory(plan, request.history(), envs, out->mutable_readings());
+    v1::ReadSensorsResponse head;  // fields 1–2; the readings (field 3) follow
+    head.set_step(scene.step_count());
+    head.mutable_env_ids()->Assign(envs.begin(), envs.end());
+    constexpr int kReadings = v1::ReadSensorsResponse::kReadingsFieldNumber;
+    if (request.history() == 0) {
+      const ReadingsWireWriter readings(kReadings, PlannedReadings(plan), plan.sparse, envs, scene.num_envs(),
+                                        deps_.eval_pool);
+      *response = readings.Slices(head.SerializeAsString());
       return absl::OkStatus();
     }
-    EncodeReadings(plan, envs, scene.num_envs(), out->mutable_readings());
+    TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
+    // The history is copied out of the rings, env by env in request order: those copies are the
+    // arrays the writer reads, indexed by position.
+    std::vector<std::vector<float>> storage;
+    std::vector<ReadingArrays> history = HistoryReadings(plan, request.history(), envs, &storage);
+    std::vector<int32_t> positions(envs.size());
+    std::iota(positions.begin(), positions.end(), 0);
+    const ReadingsWireWriter readings(kReadings, std::move(history), plan.sparse, positions,
+                                      static_cast<int>(positions.size()), deps_.eval_pool);
+    *response = readings.Slices(head.SerializeAsString());
     return absl::OkStatus();
   });
 }
 
 absl::Status TaxelHandlers::ResetEnvs(const Call& call, const v1::ResetEnvsRequest& request,
                                       v1::ResetEnvsResponse* /*out*/) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) {
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) {
     const std::vector<int32_t> envs(request.env_ids().begin(), request.env_ids().end());
-    return entry.scene->Reset(envs);
+    return entry.scene().Reset(envs);
   });
 }
 
 absl::Status TaxelHandlers::GetContactMatrix(const Call& call, const v1::GetContactMatrixRequest& request,
                                              v1::GetContactMatrixResponse* out) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    const scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     return EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(), out);
@@ -332,8 +331,8 @@ absl::Status TaxelHandlers::GetContactMatrix(const Call& call, const v1::GetCont
 }
 
 absl::Status TaxelHandlers::Step(const Call& call, const v1::StepRequest& request, std::vector<grpc::Slice>* response) {
-  return WithScene(*deps_.registry, call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
-    scene::Scene& scene = *entry.scene;
+  return deps_.registry->WithScene(call.tenant, request.scene(), [&](SceneEntry& entry) -> absl::Status {
+    scene::Scene& scene = entry.scene();
     const auto t0 = Clock::now();
     StepPlan plan;
     TAXEL_RETURN_IF_ERROR(PlanStep(request, scene, deps_.options->limits, &plan));

@@ -51,15 +51,15 @@ class TaxelHandlers {
   absl::Status RemoveSensor(const Call& call, const v1::RemoveSensorRequest& request,
                             v1::RemoveSensorResponse* response);
   absl::Status UpdateSensor(const Call& call, const v1::UpdateSensorRequest& request, v1::SensorInfo* response);
-  absl::Status ReadSensors(const Call& call, const v1::ReadSensorsRequest& request, v1::ReadSensorsResponse* response);
+  /// The ReadSensorsResponse bytes as slices, readings written like Step's (server/step_wire.h).
+  absl::Status ReadSensors(const Call& call, const v1::ReadSensorsRequest& request,
+                           std::vector<grpc::Slice>* response);
   absl::Status ResetEnvs(const Call& call, const v1::ResetEnvsRequest& request, v1::ResetEnvsResponse* response);
   absl::Status GetContactMatrix(const Call& call, const v1::GetContactMatrixRequest& request,
                                 v1::GetContactMatrixResponse* response);
   /// Step and StepStream: the StepResponse bytes, in field order, as slices (server/step_wire.h).
   absl::Status Step(const Call& call, const v1::StepRequest& request, std::vector<grpc::Slice>* response);
 
-  /// The "scene was deleted" error of a call that waited for a scene deleted meanwhile.
-  static absl::Status SceneGone(const std::string& name);
   /// The capabilities GetServerInfo lists, derived from the core's enums.
   static std::vector<std::string> Capabilities();
 

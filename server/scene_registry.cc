@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 
 namespace taxel::server {
@@ -115,7 +116,8 @@ double SceneRegistry::TenantBytesLocked(const std::string& tenant) const {
 
 absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   if (scenes_.count(key)) {
-    return absl::AlreadyExistsError(absl::StrCat("name: a scene named '", key.second, "' already exists"));
+    return FieldError(absl::StatusCode::kAlreadyExists, "name",
+                      absl::StrCat("a scene named '", key.second, "' already exists"));
   }
   if (static_cast<int>(scenes_.size()) >= limits_.max_scenes) {
     return absl::ResourceExhaustedError(
@@ -134,19 +136,26 @@ absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec) {
+absl::Status SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec) {
+  return Create(tenant, std::move(spec), [](SceneEntry&) {});
+}
+
+absl::Status SceneRegistry::Create(const std::string& tenant, scene::SceneSpec spec,
+                                   absl::FunctionRef<void(SceneEntry&)> created) {
   if (!ValidSceneName(spec.name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("name: expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
+    return InvalidFieldError("name",
+                             absl::StrCat("expected 1 to 128 letters, digits, '_', '-' or '.', got '", spec.name, "'"));
   }
   if (spec.num_envs > limits_.max_envs_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("num_envs: ", spec.num_envs, " exceeds the server limit of ",
-                                                     limits_.max_envs_per_scene, " envs per scene"));
+    return FieldError(
+        absl::StatusCode::kResourceExhausted, "num_envs",
+        absl::StrCat(spec.num_envs, " exceeds the server limit of ", limits_.max_envs_per_scene, " envs per scene"));
   }
   const int64_t probes = ProbeSlots(spec);
   if (probes > limits_.max_probes_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("sensors: num_envs x probes = ", probes,
-                                                     " exceeds the server limit of ", limits_.max_probes_per_scene));
+    return FieldError(
+        absl::StatusCode::kResourceExhausted, "sensors",
+        absl::StrCat("num_envs x probes = ", probes, " exceeds the server limit of ", limits_.max_probes_per_scene));
   }
   const auto key = std::make_pair(tenant, spec.name);
   std::set<std::string> visible;
@@ -158,25 +167,55 @@ absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Create(const std::str
   const TenantMeshes meshes(*meshes_, std::move(visible));
   Reservation budget(this, tenant);
   TAXEL_ASSIGN_OR_RETURN(auto scene, scene::Scene::Create(spec, meshes, budget));
-  auto entry = std::make_shared<SceneEntry>();
-  entry->tenant = tenant;
-  entry->name = spec.name;
   const int64_t bytes = static_cast<int64_t>(scene->memory_bytes());
-  entry->scene = std::move(scene);
-  std::lock_guard<std::mutex> lock(mu_);
-  // Re-check under the lock: a concurrent Create of the same name may have won.
-  TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
-  scenes_[key] = entry;
-  scene_bytes_[key] = bytes;
-  return entry;  // the reservation is released after the real bytes are recorded
+  auto entry = std::make_shared<SceneEntry>(tenant, spec.name, std::move(scene));
+  // Locked before it is published (lock order: an entry's mu_, then the registry's), so that
+  // `created` is the first operation on the scene.
+  std::lock_guard<std::mutex> entry_lock(entry->mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Re-check under the lock: a concurrent Create of the same name may have won.
+    TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
+    scenes_[key] = entry;
+    scene_bytes_[key] = bytes;
+  }
+  created(*entry);
+  return absl::OkStatus();  // the reservation is released after the real bytes are recorded
 }
 
-absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Get(const std::string& tenant,
-                                                               const std::string& name) const {
+absl::StatusOr<std::shared_ptr<SceneEntry>> SceneRegistry::Find(const std::string& tenant,
+                                                                const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = scenes_.find({tenant, name});
-  if (it == scenes_.end()) return absl::NotFoundError(absl::StrCat("scene: no scene named '", name, "'"));
+  if (it == scenes_.end())
+    return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene named '", name, "'"));
   return it->second;
+}
+
+absl::Status SceneRegistry::SceneGone(const std::string& name) {
+  return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("scene '", name, "' was deleted"));
+}
+
+absl::Status SceneRegistry::WithScene(const std::string& tenant, const std::string& name,
+                                      absl::FunctionRef<absl::Status(SceneEntry&)> fn) {
+  TAXEL_ASSIGN_OR_RETURN(std::shared_ptr<SceneEntry> entry, Find(tenant, name));
+  std::lock_guard<std::mutex> lock(entry->mu_);
+  if (entry->deleted_) return SceneGone(name);
+  return fn(*entry);
+}
+
+void SceneRegistry::ForEachScene(const std::string& tenant, absl::FunctionRef<void(const SceneEntry&)> fn) {
+  std::vector<std::shared_ptr<SceneEntry>> entries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = scenes_.lower_bound({tenant, ""}); it != scenes_.end() && it->first.first == tenant; ++it) {
+      entries.push_back(it->second);
+    }
+  }
+  for (const auto& entry : entries) {  // not under mu_: each waits for its scene's operation in flight
+    std::lock_guard<std::mutex> lock(entry->mu_);
+    if (!entry->deleted_) fn(*entry);
+  }
 }
 
 absl::Status SceneRegistry::Delete(const std::string& tenant, const std::string& name) {
@@ -184,24 +223,16 @@ absl::Status SceneRegistry::Delete(const std::string& tenant, const std::string&
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = scenes_.find({tenant, name});
-    if (it == scenes_.end()) return absl::NotFoundError(absl::StrCat("scene: no scene named '", name, "'"));
+    if (it == scenes_.end())
+      return FieldError(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene named '", name, "'"));
     entry = it->second;
     scenes_.erase(it);
     scene_bytes_.erase({tenant, name});
   }
-  std::lock_guard<std::mutex> lock(entry->mu);  // wait for an operation in flight
-  entry->deleted = true;
-  entry->scene.reset();
+  std::lock_guard<std::mutex> lock(entry->mu_);  // wait for an operation in flight
+  entry->deleted_ = true;
+  entry->scene_.reset();
   return absl::OkStatus();
-}
-
-std::vector<std::shared_ptr<SceneEntry>> SceneRegistry::List(const std::string& tenant) const {
-  std::vector<std::shared_ptr<SceneEntry>> out;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = scenes_.lower_bound({tenant, ""}); it != scenes_.end() && it->first.first == tenant; ++it) {
-    out.push_back(it->second);
-  }
-  return out;
 }
 
 int SceneRegistry::size() const {
@@ -213,17 +244,18 @@ absl::Status SceneRegistry::CheckAddSensor(const scene::Scene& scene, const sens
   const int64_t probes =
       (static_cast<int64_t>(scene.num_probes()) + static_cast<int64_t>(spec.probe_local_pos.size())) * scene.num_envs();
   if (probes > limits_.max_probes_per_scene) {
-    return absl::ResourceExhaustedError(absl::StrCat("sensor: num_envs x probes would be ", probes,
-                                                     ", over the server limit of ", limits_.max_probes_per_scene));
+    return FieldError(absl::StatusCode::kResourceExhausted, "sensor",
+                      absl::StrCat("num_envs x probes would be ", probes, ", over the server limit of ",
+                                   limits_.max_probes_per_scene));
   }
   return absl::OkStatus();
 }
 
 void SceneRegistry::UpdateSceneBytes(const SceneEntry& entry) {
-  if (!entry.scene) return;
-  const int64_t bytes = static_cast<int64_t>(entry.scene->memory_bytes());
+  if (!entry.scene_) return;
+  const int64_t bytes = static_cast<int64_t>(entry.scene_->memory_bytes());
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = scene_bytes_.find({entry.tenant, entry.name});
+  auto it = scene_bytes_.find({entry.tenant_, entry.name_});
   if (it != scene_bytes_.end()) it->second = bytes;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/common/memory_budget.h"
 #include "core/geometry/mesh_store.h"
@@ -19,13 +20,27 @@
 
 namespace taxel::server {
 
-/// One live scene. Every operation on `scene` holds `mu` (a scene's steps are serialised;
-/// different scenes run in parallel). `deleted` is set under `mu` by Delete.
-struct SceneEntry {
-  std::string tenant, name;
-  std::mutex mu;
-  std::unique_ptr<scene::Scene> scene;
-  bool deleted = false;
+/// One live scene, owned by the registry. Its scene is reached only through SceneRegistry (Create,
+/// WithScene, ForEachScene), which holds the entry's lock while the caller's function runs: a
+/// scene's operations are serialised, different scenes run in parallel.
+class SceneEntry {
+ public:
+  SceneEntry(std::string tenant, std::string name, std::unique_ptr<scene::Scene> scene)
+      : tenant_(std::move(tenant)), name_(std::move(name)), scene_(std::move(scene)) {}
+  SceneEntry(const SceneEntry&) = delete;
+  SceneEntry& operator=(const SceneEntry&) = delete;
+
+  const std::string& tenant() const { return tenant_; }
+  const std::string& name() const { return name_; }
+  scene::Scene& scene() { return *scene_; }
+  const scene::Scene& scene() const { return *scene_; }
+
+ private:
+  friend class SceneRegistry;
+  const std::string tenant_, name_;
+  std::mutex mu_;
+  std::unique_ptr<scene::Scene> scene_;  // under mu_; null once deleted
+  bool deleted_ = false;                 // under mu_; set by Delete
 };
 
 /// What one tenant holds (GetServerInfo reports the caller's).
@@ -61,14 +76,28 @@ class SceneRegistry {
   SceneRegistry(const Limits& limits, geometry::MeshStore* meshes) : limits_(limits), meshes_(meshes) {}
 
   /// Checks the name and the counted limits (scenes per server and tenant, envs, probes), then
-  /// builds the scene with a Reservation as its budget. ALREADY_EXISTS when the tenant has a scene
+  /// builds the scene with a Reservation as its budget and runs `created(entry)` under the new
+  /// scene's lock, before any other call can reach it. ALREADY_EXISTS when the tenant has a scene
   /// of that name; NOT_FOUND for a mesh this tenant has not uploaded.
-  absl::StatusOr<std::shared_ptr<SceneEntry>> Create(const std::string& tenant, scene::SceneSpec spec);
-  /// NOT_FOUND naming the scene.
-  absl::StatusOr<std::shared_ptr<SceneEntry>> Get(const std::string& tenant, const std::string& name) const;
+  absl::Status Create(const std::string& tenant, scene::SceneSpec spec, absl::FunctionRef<void(SceneEntry&)> created);
+  absl::Status Create(const std::string& tenant, scene::SceneSpec spec);
+  /// Runs `fn(entry)` on the tenant's scene `name` under the scene's lock and returns its status:
+  /// NOT_FOUND naming the scene when there is none, or SceneGone(name) when it was deleted while
+  /// this call waited for the lock (then `fn` does not run). `fn` may reserve memory and call
+  /// CheckAddSensor and UpdateSceneBytes (lock order: a scene's lock, then the registry's), but not
+  /// reach the same scene again through WithScene, ForEachScene or Delete (the lock is not
+  /// recursive).
+  absl::Status WithScene(const std::string& tenant, const std::string& name,
+                         absl::FunctionRef<absl::Status(SceneEntry&)> fn);
+  /// Runs `fn(entry)` under each scene's lock, for every live scene of `tenant` in name order
+  /// (those deleted meanwhile are skipped).
+  void ForEachScene(const std::string& tenant, absl::FunctionRef<void(const SceneEntry&)> fn);
   /// Removes the scene (waiting for an operation in flight on it). NOT_FOUND if absent.
   absl::Status Delete(const std::string& tenant, const std::string& name);
-  std::vector<std::shared_ptr<SceneEntry>> List(const std::string& tenant) const;
+  /// The NOT_FOUND of a call that waited for a scene deleted meanwhile (also the status that ends
+  /// the scene's open streams).
+  static absl::Status SceneGone(const std::string& name);
+  /// Live scenes, of every tenant.
   int size() const;
 
   struct MeshAdded {
@@ -80,9 +109,9 @@ class SceneRegistry {
   absl::StatusOr<MeshAdded> AddMesh(const std::string& tenant, std::vector<Eigen::Vector3d> vertices,
                                     std::vector<geometry::Triangle> triangles);
 
-  /// Limits check for adding a sensor to a scene of `tenant` (call with the entry's mu held).
+  /// Limits check for adding a sensor to a scene (call inside WithScene).
   absl::Status CheckAddSensor(const scene::Scene& scene, const sensors::SensorSpec& spec) const;
-  /// Records the current size of a scene after it changed (call with entry.mu held).
+  /// Records the current size of a scene after it changed (call inside WithScene).
   void UpdateSceneBytes(const SceneEntry& entry);
 
   /// Bytes held by all scenes and meshes, with the reservations in flight.
@@ -95,6 +124,8 @@ class SceneRegistry {
   using Key = std::pair<std::string, std::string>;  // (tenant, scene name)
   // ALREADY_EXISTS for a taken name, RESOURCE_EXHAUSTED at the scene limits. Needs mu_.
   absl::Status CheckRoomLocked(const Key& key) const;
+  // The entry of a scene, NOT_FOUND naming it. Needs no lock held.
+  absl::StatusOr<std::shared_ptr<SceneEntry>> Find(const std::string& tenant, const std::string& name) const;
   double TotalLocked() const;
   double TenantBytesLocked(const std::string& tenant) const;
   absl::Status ReserveBytes(const std::string& tenant, double bytes, absl::string_view field, absl::string_view what);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -18,7 +19,7 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read '", path, "'"));
+  if (!in) return InvalidFieldError(what, absl::StrCat("cannot read '", path, "'"));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -36,12 +37,12 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
 
   // Security settings fail closed: a half-configured TLS never falls back to plaintext.
   if (tls.cert_file.empty() != tls.key_file.empty()) {
-    return absl::InvalidArgumentError(tls.cert_file.empty() ? "tls_key: set without --tls_cert; TLS needs both"
-                                                            : "tls_cert: set without --tls_key; TLS needs both");
+    return tls.cert_file.empty() ? InvalidFieldError("tls_key", "set without --tls_cert; TLS needs both")
+                                 : InvalidFieldError("tls_cert", "set without --tls_key; TLS needs both");
   }
   if (!tls.client_ca_file.empty() && tls.cert_file.empty()) {
-    return absl::InvalidArgumentError(
-        "tls_client_ca: mutual TLS needs the server's own certificate too (--tls_cert and --tls_key)");
+    return InvalidFieldError("tls_client_ca",
+                             "mutual TLS needs the server's own certificate too (--tls_cert and --tls_key)");
   }
   options.limits.max_memory_bytes = ResolveMemoryLimit(options.limits.max_memory_bytes);
   s->options_ = options;
@@ -95,7 +96,8 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || (!absl::StartsWith(options.address, "unix:") && s->port_ == 0)) {
-    return absl::UnavailableError(absl::StrCat("address: cannot listen on '", options.address, "'"));
+    return FieldError(absl::StatusCode::kUnavailable, "address",
+                      absl::StrCat("cannot listen on '", options.address, "'"));
   }
   auto* health = s->server_->GetHealthCheckService();
   for (const char* name : {"", "liveness", "readiness", "taxel.v1.Taxel"}) health->SetServingStatus(name, true);

@@ -67,6 +67,26 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
   return reactor;
 }
 
+namespace {
+
+// A protobuf response, serialised by gRPC.
+template <typename Response>
+absl::Status WriteResponse(const Response& response, grpc::ByteBuffer* out) {
+  bool own = false;
+  const grpc::Status serialised = grpc::SerializationTraits<Response>::Serialize(response, out, &own);
+  if (!serialised.ok()) return absl::InternalError(absl::StrCat("response: ", serialised.error_message()));
+  return absl::OkStatus();
+}
+
+// A response written by hand (Step, ReadSensors: server/step_wire.h), sent without copying.
+absl::Status WriteResponse(const std::vector<grpc::Slice>& slices, grpc::ByteBuffer* out) {
+  grpc::ByteBuffer bytes(slices.data(), slices.size());
+  out->Swap(&bytes);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 template <typename Request, typename Response, typename Then>
 grpc::ServerUnaryReactor* TaxelService::Serve(
     grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
@@ -77,10 +97,7 @@ grpc::ServerUnaryReactor* TaxelService::Serve(
     Response response;
     if (absl::Status s = (handlers_.*handler)(call, request, &response); !s.ok()) return s;
     then(call, request);
-    bool own = false;
-    const grpc::Status serialised = grpc::SerializationTraits<Response>::Serialize(response, out, &own);
-    if (!serialised.ok()) return absl::InternalError(absl::StrCat("response: ", serialised.error_message()));
-    return absl::OkStatus();
+    return WriteResponse(response, out);
   });
 }
 
@@ -114,7 +131,7 @@ grpc::ServerUnaryReactor* TaxelService::DeleteScene(grpc::CallbackServerContext*
   // The scene's open streams (the transport's) end with the handler's "deleted" error.
   return Serve(ctx, "DeleteScene", in, out, &TaxelHandlers::DeleteScene,
                [this](const Call& call, const v1::DeleteSceneRequest& request) {
-                 AbortStreams(call.tenant, request.scene(), ToGrpcStatus(TaxelHandlers::SceneGone(request.scene())));
+                 AbortStreams(call.tenant, request.scene(), ToGrpcStatus(SceneRegistry::SceneGone(request.scene())));
                });
 }
 
@@ -148,18 +165,9 @@ grpc::ServerUnaryReactor* TaxelService::GetContactMatrix(grpc::CallbackServerCon
   return Serve(ctx, "GetContactMatrix", in, out, &TaxelHandlers::GetContactMatrix);
 }
 
-// Step writes its response by hand (server/step_wire.h): the handler returns the slices.
 grpc::ServerUnaryReactor* TaxelService::Step(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
                                              grpc::ByteBuffer* out) {
-  return RunUnary(ctx, "Step", [this, in, out](Call& call) -> absl::Status {
-    v1::StepRequest request;
-    if (absl::Status s = ParseRequestTimed(*in, &request, &call.parse_seconds); !s.ok()) return s;
-    std::vector<grpc::Slice> slices;
-    if (absl::Status s = handlers_.Step(call, request, &slices); !s.ok()) return s;
-    grpc::ByteBuffer bytes(slices.data(), slices.size());
-    out->Swap(&bytes);
-    return absl::OkStatus();
-  });
+  return Serve(ctx, "Step", in, out, &TaxelHandlers::Step);
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* TaxelService::StepStream(

@@ -91,9 +91,9 @@ class TaxelService final : public TaxelServiceBase {
   /// status mapped to gRPC (the one place: ToGrpcStatus, BoundedStatus), with metrics and logs.
   template <typename Work>
   grpc::ServerUnaryReactor* RunUnary(grpc::CallbackServerContext* ctx, const char* method, Work work);
-  /// RunUnary for a handler with a protobuf request and response: parses `in` (INVALID_ARGUMENT
-  /// when it cannot, or when an enum holds an undeclared value), runs the handler, serialises the
-  /// response into `out`.
+  /// RunUnary for a handler with a protobuf request: parses `in` (INVALID_ARGUMENT when it cannot,
+  /// or when an enum holds an undeclared value), runs the handler, and puts its response into
+  /// `out` (a protobuf message serialised, or the slices of a hand-written one: Step, ReadSensors).
   /// `then(call, request)` runs after a successful handler (DeleteScene ends the scene's streams).
   template <typename Request, typename Response, typename Then = void (*)(const Call&, const Request&)>
   grpc::ServerUnaryReactor* Serve(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/common/check.h"
 #include "core/common/nonzero_mask.h"
 #include "server/response_buffers.h"
 
@@ -63,26 +64,24 @@ size_t PackedShapeSize(int64_t num_envs, const std::vector<int64_t>& probe_shape
 
 }  // namespace
 
-ReadingsWireWriter::ReadingsWireWriter(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs,
-                                       Executor* pool)
-    : envs_(envs), num_envs_(num_envs), sparse_(plan.sparse) {
+ReadingsWireWriter::ReadingsWireWriter(int readings_field, std::vector<ReadingArrays> readings, bool sparse,
+                                       absl::Span<const int32_t> envs, int num_envs, Executor* pool)
+    : readings_field_(readings_field), envs_(envs), num_envs_(num_envs), sparse_(sparse) {
+  TAXEL_CHECK(readings_field >= 1 && readings_field <= 15);  // a one-byte tag
   const int64_t n = static_cast<int64_t>(envs.size());
-  for (const ReadPlan::Item& item : plan.items) {
-    const sensors::Sensor& s = *item.sensor;
-    for (sensors::Branch b : plan.branches) {
-      Reading r;
-      r.sensor = &s.spec().name;
-      r.sensor_id = s.id().value();
-      r.branch = b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH;
-      for (sensors::Channel c : item.channels) {
-        Channel ch;
-        ch.name = sensors::ChannelName(c);
-        ch.array = ChannelOutput(s, b, c);
-        ch.data_size = ch.array.bytes_per_env * envs.size();
-        r.channels.push_back(std::move(ch));
-      }
-      readings_.push_back(std::move(r));
+  for (ReadingArrays& in : readings) {
+    Reading r;
+    r.sensor = &in.sensor->spec().name;
+    r.sensor_id = in.sensor->id().value();
+    r.branch = in.branch;
+    for (auto& [channel, array] : in.channels) {
+      Channel ch;
+      ch.name = sensors::ChannelName(channel);
+      ch.array = std::move(array);
+      ch.data_size = ch.array.bytes_per_env * envs.size();
+      r.channels.push_back(std::move(ch));
     }
+    readings_.push_back(std::move(r));
   }
   if (sparse_) BuildSparse(pool);
   for (Reading& r : readings_) {
@@ -157,7 +156,7 @@ template <typename Payload>
 char* ReadingsWireWriter::WriteFraming(char* dst, const Payload& payload) const {
   const int64_t n = static_cast<int64_t>(envs_.size());
   for (const Reading& r : readings_) {
-    dst = WriteLengthPrefix(5, r.size, dst);  // StepResponse.readings
+    dst = WriteLengthPrefix(readings_field_, r.size, dst);  // e.g. StepResponse.readings
     if (!r.sensor->empty()) dst = WriteString(1, *r.sensor, dst);
     if (r.sensor_id != 0) dst = WriteVarintField(2, Int32Wire(r.sensor_id), dst);
     dst = WriteVarintField(3, Int32Wire(r.branch), dst);

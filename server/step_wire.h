@@ -1,14 +1,18 @@
-// The wire bytes of a taxel.v1.StepResponse, with the readings written by hand straight from the
-// sensors' output arrays (docs/reference.md#contact-matrix). A 1024-env grasp batch carries 12.6 MB of readings: built
-// as protobuf `bytes` fields and then serialised, they would be copied twice on the server; here
-// they are copied once, into memory gRPC sends without copying (pooled slices).
+// The one encoder of readings: the wire bytes of the `readings` of a taxel.v1.StepResponse (Step
+// and StepStream) or ReadSensorsResponse (current values and history), written by hand straight
+// from the sensors' output arrays (docs/reference.md#contact-matrix). A 1024-env grasp batch carries 12.6 MB of
+// readings: built as protobuf `bytes` fields and then serialised, they would be copied twice on
+// the server; here they are copied once, into memory gRPC sends without copying (pooled slices).
 //
-// The bytes are the protobuf encoding of the same message EncodeReadings builds (any protobuf
-// parser reads them into an equal StepResponse), laid out in field-number order:
+// The bytes are the protobuf encoding of the readings protobuf would build from the same arrays
+// (any protobuf parser reads them into an equal message; the tests keep a protobuf-built
+// reference), laid out in field-number order, e.g. for a StepResponse:
 //
 //   head     fields 1–4 (scene, sequence, step, env_ids)           serialised by protobuf
 //   readings field 5, one per (sensor, branch)                      written here
 //   tail     fields 6–7 (timing, contact_matrix)                    serialised by protobuf
+//
+// and for a ReadSensorsResponse the head is fields 1–2 (step, env_ids), the readings field 3.
 //
 // A SensorReading is {1: sensor, 2: sensor_id, 3: branch, 4: channels}; each map entry
 // {1: key, 2: Tensor}; a Tensor {1: dtype, 2: packed shape, 3: data, 4: nonzero_mask}. Like
@@ -34,14 +38,21 @@
 
 namespace taxel::server {
 
-/// Writes field 5 (readings) of a StepResponse for `plan` and `envs` (as EncodeReadings would
-/// build them). Construct after the step, while the scene is locked; the sensors' outputs are
-/// read until Slices returns, so the scene must stay locked (and unchanged) until then.
+/// Writes the readings field (number `readings_field`) of a response: one SensorReading per entry
+/// of `readings`, each tensor holding the blocks of `envs` (in that order) of its array. Construct
+/// after the step, while the scene is locked; the arrays are read until Slices returns, so the
+/// scene must stay locked (and unchanged) until then.
 class ReadingsWireWriter {
  public:
-  /// @pre every env in `envs` is in [0, num_envs) (validated by Scene::Step). For a sparse plan
-  /// this builds the masks and packs the values, in chunks on `pool` when one is given.
-  ReadingsWireWriter(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs, Executor* pool = nullptr);
+  /// @pre every env in `envs` is in [0, num_envs) (validated by Scene::Step or ResolveEnvIds);
+  /// 1 <= readings_field <= 15. With `sparse` this builds the masks and packs the values, in
+  /// chunks on `pool` when one is given.
+  ReadingsWireWriter(int readings_field, std::vector<ReadingArrays> readings, bool sparse,
+                     absl::Span<const int32_t> envs, int num_envs, Executor* pool = nullptr);
+  /// The readings of `plan` as StepResponse.readings (field 5).
+  ReadingsWireWriter(const ReadPlan& plan, absl::Span<const int32_t> envs, int num_envs, Executor* pool = nullptr)
+      : ReadingsWireWriter(v1::StepResponse::kReadingsFieldNumber, PlannedReadings(plan), plan.sparse, envs, num_envs,
+                           pool) {}
 
   /// Exact number of bytes of the readings.
   size_t size() const { return size_; }
@@ -87,6 +98,7 @@ class ReadingsWireWriter {
   void BuildSparse(Executor* pool);
 
   std::vector<Reading> readings_;
+  int readings_field_;
   std::vector<Chunk> chunks_;  // in response order
   absl::Span<const int32_t> envs_;
   int num_envs_;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/common/field_error.h"
 
 namespace taxel::server {
 
@@ -39,7 +40,7 @@ absl::StatusOr<std::map<std::string, std::string>> ParseTokens(absl::string_view
 
 absl::StatusOr<std::map<std::string, std::string>> ReadTokensFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("auth_tokens_file: cannot read '", path, "'"));
+  if (!in) return InvalidFieldError("auth_tokens_file", absl::StrCat("cannot read '", path, "'"));
   std::stringstream text;
   text << in.rdbuf();
   return ParseTokens(text.str(), absl::StrCat("auth_tokens_file '", path, "'"));

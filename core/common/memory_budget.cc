@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/common/field_error.h"
 
 namespace taxel {
 namespace {
@@ -36,8 +37,8 @@ absl::Status FixedMemoryBudget::Reserve(double bytes, absl::string_view field, a
 
 absl::Status MemoryRefusal(double bytes, absl::string_view field, absl::string_view what,
                            absl::string_view limit_description) {
-  return absl::ResourceExhaustedError(
-      absl::StrCat(field, ": ", what, " needs ", FormatBytes(bytes), "; ", limit_description));
+  return FieldError(absl::StatusCode::kResourceExhausted, field,
+                    absl::StrCat(what, " needs ", FormatBytes(bytes), "; ", limit_description));
 }
 
 std::string FormatBytes(double bytes) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 
 namespace taxel {
 
@@ -16,16 +17,16 @@ absl::StatusOr<RigidTransform> PoseFromArray(const double* v, QuatOrder order, a
   if (absl::Status s = CheckQuatOrder(order, field); !s.ok()) return s;
   for (int i = 0; i < 7; ++i) {
     if (!std::isfinite(v[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: expected a finite number, got ", v[i]));
+      return InvalidFieldError(absl::StrCat(field, "[", i, "]"), absl::StrCat("expected a finite number, got ", v[i]));
     }
   }
   Eigen::Quaterniond q = QuaternionFromArray(v + 3, order);
   const double norm = q.norm();
   if (!(norm >= kMinQuaternionNorm)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": quaternion norm must be at least 1e-6, got ", norm));
+    return InvalidFieldError(field, absl::StrCat("quaternion norm must be at least 1e-6, got ", norm));
   }
   if (!std::isfinite(norm)) {  // finite components whose squares overflow (|q| > 1e154)
-    return absl::InvalidArgumentError(absl::StrCat(field, ": quaternion norm overflows a double; normalise it first"));
+    return InvalidFieldError(field, "quaternion norm overflows a double; normalise it first");
   }
   q.coeffs() /= norm;
   return RigidTransform::FromQuaternion(q, Eigen::Vector3d(v[0], v[1], v[2]));
@@ -75,8 +76,7 @@ Eigen::Vector3d AngularVelocityFromRotations(const Eigen::Matrix3d& R_prev, cons
 
 absl::Status CheckQuatOrder(QuatOrder order, absl::string_view field) {
   if (order == QuatOrder::kXyzw || order == QuatOrder::kWxyz) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, ": expected XYZW or WXYZ, got ", QuatOrderName(QuatOrder::kUnspecified)));
+  return InvalidFieldError(field, absl::StrCat("expected XYZW or WXYZ, got ", QuatOrderName(QuatOrder::kUnspecified)));
 }
 
 absl::string_view QuatOrderName(QuatOrder order) {

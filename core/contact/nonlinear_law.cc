@@ -3,12 +3,13 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 
 namespace taxel::contact {
 
 absl::Status ValidateNonlinearLaw(const NonlinearLawParams& p, absl::string_view field) {
   auto bad = [&](absl::string_view name, absl::string_view rule, double v) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".", name, ": expected ", rule, ", got ", v));
+    return InvalidFieldError(absl::StrCat(field, ".", name), absl::StrCat("expected ", rule, ", got ", v));
   };
   if (!(p.stiffness >= 0) || !std::isfinite(p.stiffness)) return bad("stiffness", "a finite value >= 0", p.stiffness);
   if (!(p.exponent > 0) || !std::isfinite(p.exponent)) return bad("exponent", "a finite value > 0", p.exponent);

@@ -1,6 +1,7 @@
 #include "core/contact/spring_damper_law.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 
 namespace taxel::contact {
 
@@ -14,12 +15,13 @@ absl::Status ValidateSpringDamperParams(const SpringDamperParams& k, const char*
                 {"twist_damping", k.twist_damping}};
   for (const auto& v : values) {
     if (!(v.value >= 0) || !std::isfinite(v.value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".", v.name, ": expected a finite value >= 0, got ", v.value));
+      return InvalidFieldError(absl::StrCat(field, ".", v.name),
+                               absl::StrCat("expected a finite value >= 0, got ", v.value));
     }
   }
   if (!(k.exponent > 0) || !std::isfinite(k.exponent)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".exponent: expected a finite value > 0, got ", k.exponent));
+    return InvalidFieldError(absl::StrCat(field, ".exponent"),
+                             absl::StrCat("expected a finite value > 0, got ", k.exponent));
   }
   return absl::OkStatus();
 }

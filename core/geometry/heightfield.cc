@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/geometry/closest_point_triangle.h"
 
 namespace taxel::geometry {
@@ -12,19 +13,19 @@ absl::StatusOr<std::shared_ptr<const Heightfield>> Heightfield::Create(int rows,
                                                                        std::vector<double> heights,
                                                                        absl::string_view field) {
   if (rows < 2 || cols < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": expected at least 2x2 samples, got ", rows, "x", cols));
+    return InvalidFieldError(field, absl::StrCat("expected at least 2x2 samples, got ", rows, "x", cols));
   }
   if (!(dx > 0) || !(dy > 0) || !std::isfinite(dx) || !std::isfinite(dy)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": sample spacing must be finite and > 0, got dx=", dx, " dy=", dy));
+    return InvalidFieldError(field, absl::StrCat("sample spacing must be finite and > 0, got dx=", dx, " dy=", dy));
   }
   if (heights.size() != static_cast<size_t>(rows) * cols) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".heights: expected ", rows, "*", cols, "=",
-                                                   static_cast<int64_t>(rows) * cols, " values, got ", heights.size()));
+    return InvalidFieldError(absl::StrCat(field, ".heights"),
+                             absl::StrCat("expected ", rows, "*", cols, "=", static_cast<int64_t>(rows) * cols,
+                                          " values, got ", heights.size()));
   }
   for (size_t k = 0; k < heights.size(); ++k) {
     if (!std::isfinite(heights[k])) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".heights[", k, "]: expected a finite number"));
+      return InvalidFieldError(absl::StrCat(field, ".heights[", k, "]"), "expected a finite number");
     }
   }
   std::shared_ptr<Heightfield> hf(new Heightfield());

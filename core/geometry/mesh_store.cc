@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 
 namespace taxel::geometry {
 
@@ -40,7 +41,7 @@ absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const s
     base = it->second;
   }
   if (!scale.allFinite() || (scale.array() == 0).any()) {
-    return absl::InvalidArgumentError("mesh_scale: expected finite, non-zero components");
+    return InvalidFieldError("mesh_scale", "expected finite, non-zero components");
   }
   if (scale == Eigen::Vector3d::Ones()) return base;
   const auto key = std::make_tuple(id, scale.x(), scale.y(), scale.z());

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/geometry/primitive_signed_distance.h"
 
 namespace taxel::geometry {
@@ -10,7 +11,7 @@ namespace {
 
 absl::Status CheckPositive(double value, absl::string_view field, absl::string_view name) {
   if (!(value > 0) || !std::isfinite(value)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".", name, ": expected a finite value > 0, got ", value));
+    return InvalidFieldError(absl::StrCat(field, ".", name), absl::StrCat("expected a finite value > 0, got ", value));
   }
   return absl::OkStatus();
 }

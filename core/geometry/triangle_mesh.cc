@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/sha256.h"
 
 namespace taxel::geometry {
@@ -37,14 +38,14 @@ absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(std::ve
   // request itself (UploadMesh passes "").
   const std::string at = field.empty() ? std::string() : absl::StrCat(field, ".");
   if (vertices.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(at, "vertices: expected at least 3 vertices, got 0"));
+    return InvalidFieldError(absl::StrCat(at, "vertices"), "expected at least 3 vertices, got 0");
   }
   if (triangles.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(at, "triangles: expected at least 1 triangle, got 0"));
+    return InvalidFieldError(absl::StrCat(at, "triangles"), "expected at least 1 triangle, got 0");
   }
   for (size_t i = 0; i < vertices.size(); ++i) {
     if (!vertices[i].allFinite()) {
-      return absl::InvalidArgumentError(absl::StrCat(at, "vertices[", i, "]: expected finite coordinates"));
+      return InvalidFieldError(absl::StrCat(at, "vertices[", i, "]"), "expected finite coordinates");
     }
   }
   const int64_t nv = static_cast<int64_t>(vertices.size());
@@ -52,20 +53,19 @@ absl::StatusOr<std::shared_ptr<const TriangleMesh>> TriangleMesh::Create(std::ve
     const Triangle& tri = triangles[t];
     for (int k = 0; k < 3; ++k) {
       if (tri[k] < 0 || tri[k] >= nv) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(at, "triangles[", t, "]: vertex index ", tri[k], " out of range [0, ", nv, ")"));
+        return InvalidFieldError(absl::StrCat(at, "triangles[", t, "]"),
+                                 absl::StrCat("vertex index ", tri[k], " out of range [0, ", nv, ")"));
       }
     }
     if (tri[0] == tri[1] || tri[1] == tri[2] || tri[2] == tri[0]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(at, "triangles[", t, "]: degenerate triangle (repeated vertex index)"));
+      return InvalidFieldError(absl::StrCat(at, "triangles[", t, "]"), "degenerate triangle (repeated vertex index)");
     }
     const Eigen::Vector3d& a = vertices[tri[0]];
     const Eigen::Vector3d& b = vertices[tri[1]];
     const Eigen::Vector3d& c = vertices[tri[2]];
     const double longest2 = std::max({(b - a).squaredNorm(), (c - b).squaredNorm(), (a - c).squaredNorm()});
     if (!((b - a).cross(c - a).norm() > 1e-12 * longest2)) {
-      return absl::InvalidArgumentError(absl::StrCat(at, "triangles[", t, "]: degenerate triangle (zero area)"));
+      return InvalidFieldError(absl::StrCat(at, "triangles[", t, "]"), "degenerate triangle (zero area)");
     }
   }
   std::shared_ptr<TriangleMesh> mesh(new TriangleMesh());

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/contact/pair_contact.h"
 
@@ -37,8 +38,8 @@ absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selector
     if (!matched) unknown.push_back(absl::StrCat("'", sel, "'"));
   }
   if (!unknown.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": unknown names or globs matching nothing: ", absl::StrJoin(unknown, ", ")));
+    return InvalidFieldError(field,
+                             absl::StrCat("unknown names or globs matching nothing: ", absl::StrJoin(unknown, ", ")));
   }
   std::vector<int> out;
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -55,8 +56,8 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
                                                                              MemoryBudget& budget) {
   TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.law, absl::StrCat(field, ".law")));
   if (!(spec.sample_spacing > 0) || !std::isfinite(spec.sample_spacing)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".sample_spacing: expected a finite value > 0, got ", spec.sample_spacing));
+    return InvalidFieldError(absl::StrCat(field, ".sample_spacing"),
+                             absl::StrCat("expected a finite value > 0, got ", spec.sample_spacing));
   }
   // Robot links: a short name when unique among robot links, else "entity/link".
   std::vector<LinkIndex> robot_links;
@@ -68,7 +69,7 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
     }
   }
   if (robot_links.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".bodies: the scene has no ROBOT links to select"));
+    return InvalidFieldError(absl::StrCat(field, ".bodies"), "the scene has no ROBOT links to select");
   }
   std::vector<std::string> robot_names;
   std::vector<std::vector<std::string>> robot_aliases;
@@ -233,8 +234,8 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
   const size_t n = k.env.size();
   if (k.body.size() != n || k.partner.size() != n || k.force.size() != 3 * n ||
       (!k.friction.empty() && k.friction.size() != 3 * n)) {
-    return absl::InvalidArgumentError(absl::StrCat("contacts: env, body and partner need the same length (", n,
-                                                   "), force and friction [", n, ", 3]"));
+    return InvalidFieldError("contacts", absl::StrCat("env, body and partner need the same length (", n,
+                                                      "), force and friction [", n, ", 3]"));
   }
   const int num_envs = matrix_->num_envs();
   std::vector<uint8_t> is_stepped(num_envs, 0);
@@ -242,25 +243,25 @@ absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl
   const int num_links = static_cast<int>(row_of_link_.size());
   for (size_t i = 0; i < n; ++i) {
     if (k.env[i] < 0 || k.env[i] >= num_envs || !is_stepped[k.env[i]]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("contacts.env[", i, "]: env ", k.env[i], " is not one of the envs this step updates"));
+      return InvalidFieldError(absl::StrCat("contacts.env[", i, "]"),
+                               absl::StrCat("env ", k.env[i], " is not one of the envs this step updates"));
     }
     if (k.body[i] < 0 || k.body[i] >= num_links) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("contacts.body[", i, "]: link index ", k.body[i], " out of range [0, ", num_links, ")"));
+      return InvalidFieldError(absl::StrCat("contacts.body[", i, "]"),
+                               absl::StrCat("link index ", k.body[i], " out of range [0, ", num_links, ")"));
     }
     if (k.partner[i] < 0 || k.partner[i] >= num_links) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("contacts.partner[", i, "]: link index ", k.partner[i], " out of range [0, ", num_links, ")"));
+      return InvalidFieldError(absl::StrCat("contacts.partner[", i, "]"),
+                               absl::StrCat("link index ", k.partner[i], " out of range [0, ", num_links, ")"));
     }
     for (int a = 0; a < 3; ++a) {
       if (!std::isfinite(k.force[3 * i + a])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("contacts.force[", i, "][", a, "]: expected a finite number, got ", k.force[3 * i + a]));
+        return InvalidFieldError(absl::StrCat("contacts.force[", i, "][", a, "]"),
+                                 absl::StrCat("expected a finite number, got ", k.force[3 * i + a]));
       }
       if (!k.friction.empty() && !std::isfinite(k.friction[3 * i + a])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("contacts.friction[", i, "][", a, "]: expected a finite number, got ", k.friction[3 * i + a]));
+        return InvalidFieldError(absl::StrCat("contacts.friction[", i, "][", a, "]"),
+                                 absl::StrCat("expected a finite number, got ", k.friction[3 * i + a]));
       }
     }
   }

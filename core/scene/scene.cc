@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/geometry/surface_sampling.h"
 #include "core/sensors/tracked_geometry.h"
@@ -42,8 +43,9 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
     const auto [it, added] = first_with_name.emplace(spec.sensors[s].name, s);
     if (!added) {
-      return absl::InvalidArgumentError(absl::StrCat("sensors[", s, "].name: '", spec.sensors[s].name,
-                                                     "' is already the name of sensors[", it->second, "]"));
+      return InvalidFieldError(
+          absl::StrCat("sensors[", s, "].name"),
+          absl::StrCat("'", spec.sensors[s].name, "' is already the name of sensors[", it->second, "]"));
     }
   }
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
@@ -60,10 +62,11 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
 absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl::string_view field,
                                           MemoryBudget& budget) {
   if (spec.name.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".name: expected a non-empty name"));
+    return InvalidFieldError(absl::StrCat(field, ".name"), "expected a non-empty name");
   }
   if (FindSensor(spec.name) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat(field, ".name: a sensor named '", spec.name, "' already exists"));
+    return FieldError(absl::StatusCode::kAlreadyExists, absl::StrCat(field, ".name"),
+                      absl::StrCat("a sensor named '", spec.name, "' already exists"));
   }
   TAXEL_ASSIGN_OR_RETURN(LinkIndex link, model_->FindLink(spec.link, absl::StrCat(field, ".link")));
   std::vector<LinkIndex> ignored;
@@ -82,17 +85,16 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   }
   TAXEL_RETURN_IF_ERROR(budget.Reserve(bytes, field, absl::StrCat("sensor '", spec.name, "'")));
   const SensorId id(next_sensor_id_);
-  TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
-                                                              model_->num_envs(), model_->seed(),
-                                                              static_cast<uint32_t>(model_->env_offset()), field));
+  TAXEL_ASSIGN_OR_RETURN(auto sensor,
+                         sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(), model_->num_envs(),
+                                                 model_->seed(), field, static_cast<uint32_t>(model_->env_offset())));
   if (sensors::TraitsOf(spec.kind).tracks_links) {
     std::vector<LinkIndex> tracked;
     for (size_t i = 0; i < spec.track_links.size(); ++i) {
       TAXEL_ASSIGN_OR_RETURN(LinkIndex l,
                              model_->FindLink(spec.track_links[i], absl::StrCat(field, ".track_links[", i, "]")));
       if (l == link) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, ".track_links[", i, "]: a sensor cannot track its own link"));
+        return InvalidFieldError(absl::StrCat(field, ".track_links[", i, "]"), "a sensor cannot track its own link");
       }
       tracked.push_back(l);
     }
@@ -106,7 +108,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
 
 absl::Status Scene::RemoveSensor(SensorId id) {
   if (sensors_.erase(id.value()) == 0) {
-    return absl::NotFoundError(absl::StrCat("sensor_id: no sensor with id ", id.value()));
+    return FieldError(absl::StatusCode::kNotFound, "sensor_id", absl::StrCat("no sensor with id ", id.value()));
   }
   UpdateNeedsVelocity();
   return absl::OkStatus();
@@ -156,10 +158,11 @@ absl::StatusOr<std::vector<int32_t>> Scene::ResolveEnvIds(absl::Span<const int32
   for (size_t i = 0; i < env_ids.size(); ++i) {
     const int32_t e = env_ids[i];
     if (e < 0 || e >= num_envs) {
-      return absl::OutOfRangeError(absl::StrCat(field, "[", i, "]: env id ", e, " out of range [0, ", num_envs, ")"));
+      return FieldError(absl::StatusCode::kOutOfRange, absl::StrCat(field, "[", i, "]"),
+                        absl::StrCat("env id ", e, " out of range [0, ", num_envs, ")"));
     }
     if (seen[e]) {
-      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: env id ", e, " appears more than once"));
+      return InvalidFieldError(absl::StrCat(field, "[", i, "]"), absl::StrCat("env id ", e, " appears more than once"));
     }
     seen[e] = 1;
   }
@@ -197,16 +200,16 @@ absl::Status Scene::ValidateStep(const StepInput& in, Executor& executor, Memory
   const std::vector<int32_t>& envs = *envs_out;
   const size_t n = envs.size();
   if (!(in.dt > 0) || !std::isfinite(in.dt)) {
-    return absl::InvalidArgumentError(absl::StrCat("dt: expected a finite value > 0, got ", in.dt));
+    return InvalidFieldError("dt", absl::StrCat("expected a finite value > 0, got ", in.dt));
   }
   TAXEL_RETURN_IF_ERROR(CheckQuatOrder(in.quat_order, "quat_order"));
   if (in.poses.size() != n * L * 7) {
-    return absl::InvalidArgumentError(absl::StrCat("poses: expected shape [", n, ", ", L, ", 7] (", n * L * 7,
+    return InvalidFieldError("poses", absl::StrCat("expected shape [", n, ", ", L, ", 7] (", n * L * 7,
                                                    " values), got ", in.poses.size(), " values"));
   }
   if (!in.twists.empty() && in.twists.size() != n * L * 6) {
-    return absl::InvalidArgumentError(absl::StrCat("twists: expected shape [", n, ", ", L, ", 6] (", n * L * 6,
-                                                   " values), got ", in.twists.size(), " values"));
+    return InvalidFieldError("twists", absl::StrCat("expected shape [", n, ", ", L, ", 6] (", n * L * 6,
+                                                    " values), got ", in.twists.size(), " values"));
   }
   decoded_.resize(n * L);
   {
@@ -231,22 +234,21 @@ absl::Status Scene::ValidateStep(const StepInput& in, Executor& executor, Memory
   }
   for (size_t k = 0; k < in.twists.size(); ++k) {
     if (!std::isfinite(in.twists[k])) {
-      return absl::InvalidArgumentError(absl::StrCat("twists[", k / (6 * L), "][", (k / 6) % L, "][", k % 6,
-                                                     "]: expected a finite number, got ", in.twists[k]));
+      return InvalidFieldError(absl::StrCat("twists[", k / (6 * L), "][", (k / 6) % L, "][", k % 6, "]"),
+                               absl::StrCat("expected a finite number, got ", in.twists[k]));
     }
   }
   if (in.contacts.size() > 0 || !in.contacts.body.empty() || !in.contacts.force.empty()) {
     if (contacts_ == nullptr || contacts_->spec().source != contact::ContactSource::kReported) {
-      return absl::InvalidArgumentError(
-          "contacts: reported contacts need a contact matrix with source REPORTED in the scene");
+      return InvalidFieldError("contacts", "reported contacts need a contact matrix with source REPORTED in the scene");
     }
     TAXEL_RETURN_IF_ERROR(contacts_->ValidateReported(in.contacts, envs));
   }
   for (const auto& [id, sensor] : sensors_) {
     const double jitter = sensor->spec().imperfections.jitter;
     if (jitter > in.dt) {
-      return absl::InvalidArgumentError(absl::StrCat("dt: sensor '", sensor->spec().name, "' has a jitter of ", jitter,
-                                                     " s, which must not exceed dt (", in.dt, " s)"));
+      return InvalidFieldError("dt", absl::StrCat("sensor '", sensor->spec().name, "' has a jitter of ", jitter,
+                                                  " s, which must not exceed dt (", in.dt, " s)"));
     }
   }
   // A shorter dt than any before grows the delay rings: reserve them now, before any state changes.
@@ -362,7 +364,8 @@ void Scene::ReserveWorkers(const Executor& executor) {
 }
 
 size_t Scene::WorkerScratch::capacity_bytes() const {
-  return sizeof(*this) + ws.capacity_bytes() + (candidates.capacity() + gel.capacity()) * sizeof(sensors::ProbeCandidate) +
+  return sizeof(*this) + ws.capacity_bytes() +
+         (candidates.capacity() + gel.capacity()) * sizeof(sensors::ProbeCandidate) +
          tracked.capacity() * sizeof(sensors::TrackedLinkInEnv);
 }
 

@@ -4,21 +4,18 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 
 namespace taxel::scene {
 namespace {
-
-absl::Status InvalidArgument(absl::string_view field, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
-}
 
 absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::MeshLookup& meshes,
                                          const std::string& field, MemoryBudget& budget) {
   using geometry::Shape;
   using geometry::ShapeKind;
   if (!spec.X_LS.p.allFinite() || !spec.X_LS.R.allFinite()) {
-    return InvalidArgument(field + ".pose", "expected finite numbers");
+    return InvalidFieldError(field + ".pose", "expected finite numbers");
   }
   ShapeInstance instance{Shape::HalfSpace(), spec.X_LS, {}};
   switch (spec.kind) {
@@ -46,9 +43,10 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       break;
     }
     case ShapeKind::kMesh: {
-      if (spec.mesh_id.empty()) return InvalidArgument(field + ".mesh.mesh_id", "expected the id of an uploaded mesh");
+      if (spec.mesh_id.empty())
+        return InvalidFieldError(field + ".mesh.mesh_id", "expected the id of an uploaded mesh");
       if (!spec.mesh_scale.allFinite() || (spec.mesh_scale.array() == 0).any()) {
-        return InvalidArgument(field + ".mesh.scale", "expected finite, non-zero components");
+        return InvalidFieldError(field + ".mesh.scale", "expected finite, non-zero components");
       }
       const bool scaled = spec.mesh_scale != Eigen::Vector3d::Ones();
       if (scaled) {
@@ -58,7 +56,7 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       }
       auto mesh = meshes.Get(spec.mesh_id, spec.mesh_scale);
       if (!mesh.ok()) {
-        return absl::Status(mesh.status().code(), absl::StrCat(field, ".mesh.mesh_id: ", mesh.status().message()));
+        return FieldError(mesh.status().code(), field + ".mesh.mesh_id", mesh.status().message());
       }
       instance.shape = Shape::FromMesh(*std::move(mesh));
       instance.scaled_mesh = scaled;
@@ -104,11 +102,12 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
                                                                     const geometry::MeshLookup& meshes,
                                                                     MemoryBudget& budget) {
   if (spec.num_envs < 1) {
-    return InvalidArgument("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
+    return InvalidFieldError("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
   }
   if (spec.env_offset < 0 || spec.env_offset > kMaxGlobalEnvs - spec.num_envs) {
-    return InvalidArgument("env_offset", absl::StrCat("expected 0 <= env_offset and env_offset + num_envs (", spec.num_envs,
-                                                      ") <= 2^32 (the random key's env word), got ", spec.env_offset));
+    return InvalidFieldError("env_offset",
+                             absl::StrCat("expected 0 <= env_offset and env_offset + num_envs (", spec.num_envs,
+                                          ") <= 2^32 (the random key's env word), got ", spec.env_offset));
   }
   std::shared_ptr<SceneModel> model(new SceneModel());
   model->name_ = spec.name;
@@ -120,15 +119,15 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
     const EntitySpec& es = spec.entities[ei];
     const std::string efield = absl::StrCat("entities[", ei, "]");
     if (es.name.empty() || es.name.find('/') != std::string::npos) {
-      return InvalidArgument(efield + ".name", "expected a non-empty name without '/'");
+      return InvalidFieldError(efield + ".name", "expected a non-empty name without '/'");
     }
     if (!entity_names.insert(es.name).second) {
-      return InvalidArgument(efield + ".name", absl::StrCat("duplicate entity name '", es.name, "'"));
+      return InvalidFieldError(efield + ".name", absl::StrCat("duplicate entity name '", es.name, "'"));
     }
-    if (es.links.empty()) return InvalidArgument(efield + ".links", "expected at least one link");
+    if (es.links.empty()) return InvalidFieldError(efield + ".links", "expected at least one link");
     const bool is_object = es.kind == EntityKind::kObject;
     if (!is_object && (!es.assets.empty() || !es.env_assets.empty())) {
-      return InvalidArgument(efield + ".assets", "per-env assets are only allowed on OBJECT entities");
+      return InvalidFieldError(efield + ".assets", "per-env assets are only allowed on OBJECT entities");
     }
     EntityModel em;
     em.name = es.name;
@@ -140,13 +139,13 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
       em.env_assets.assign(spec.num_envs, 0);
     } else {
       if (static_cast<int>(es.env_assets.size()) != spec.num_envs) {
-        return InvalidArgument(
+        return InvalidFieldError(
             efield + ".env_assets",
             absl::StrCat("expected ", spec.num_envs, " values (one per env), got ", es.env_assets.size()));
       }
       for (size_t e = 0; e < es.env_assets.size(); ++e) {
         if (es.env_assets[e] < -1 || es.env_assets[e] >= num_assets) {
-          return InvalidArgument(
+          return InvalidFieldError(
               absl::StrCat(efield, ".env_assets[", e, "]"),
               absl::StrCat("expected -1 (empty) or an asset index in [0, ", num_assets, "), got ", es.env_assets[e]));
         }
@@ -155,9 +154,9 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
     }
     for (size_t ai = 0; ai < es.assets.size(); ++ai) {
       if (es.assets[ai].link_shapes.size() != es.links.size()) {
-        return InvalidArgument(absl::StrCat(efield, ".assets[", ai, "].link_shapes"),
-                               absl::StrCat("expected one shape list per link (", es.links.size(), "), got ",
-                                            es.assets[ai].link_shapes.size()));
+        return InvalidFieldError(absl::StrCat(efield, ".assets[", ai, "].link_shapes"),
+                                 absl::StrCat("expected one shape list per link (", es.links.size(), "), got ",
+                                              es.assets[ai].link_shapes.size()));
       }
     }
     std::set<std::string> link_names;
@@ -165,10 +164,10 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
       const LinkSpec& ls = es.links[li];
       const std::string lfield = absl::StrCat(efield, ".links[", li, "]");
       if (ls.name.empty() || ls.name.find('/') != std::string::npos) {
-        return InvalidArgument(lfield + ".name", "expected a non-empty name without '/'");
+        return InvalidFieldError(lfield + ".name", "expected a non-empty name without '/'");
       }
       if (!link_names.insert(ls.name).second) {
-        return InvalidArgument(lfield + ".name", absl::StrCat("duplicate link name '", ls.name, "'"));
+        return InvalidFieldError(lfield + ".name", absl::StrCat("duplicate link name '", ls.name, "'"));
       }
       LinkModel lm;
       lm.short_name = ls.name;
@@ -179,7 +178,7 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
         lm.moving_index = static_cast<int>(model->moving_links_.size());
       } else {
         if (!ls.X_WL.p.allFinite() || !ls.X_WL.R.allFinite()) {
-          return InvalidArgument(lfield + ".pose", "expected finite numbers");
+          return InvalidFieldError(lfield + ".pose", "expected finite numbers");
         }
         lm.X_WL = ls.X_WL;
       }
@@ -209,14 +208,14 @@ absl::StatusOr<LinkIndex> SceneModel::FindLink(absl::string_view name, absl::str
   if (auto it = by_qualified_name_.find(key); it != by_qualified_name_.end()) return it->second;
   if (auto it = by_short_name_.find(key); it != by_short_name_.end()) {
     if (it->second.size() == 1) return it->second[0];
-    return InvalidArgument(field, absl::StrCat("link name '", name, "' is ambiguous (", it->second.size(),
-                                               " entities have it); use 'entity/link'"));
+    return InvalidFieldError(field, absl::StrCat("link name '", name, "' is ambiguous (", it->second.size(),
+                                                 " entities have it); use 'entity/link'"));
   }
   // An entity with a single link stands for that link ("ball" for "ball/body").
   for (const EntityModel& e : entities_) {
     if (e.name == name && e.links.size() == 1) return e.links[0];
   }
-  return absl::NotFoundError(absl::StrCat(field, ": unknown link '", name, "'"));
+  return FieldError(absl::StatusCode::kNotFound, field, absl::StrCat("unknown link '", name, "'"));
 }
 
 size_t SceneModel::memory_bytes() const {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 
 namespace taxel::sensors {
 
@@ -12,38 +13,38 @@ absl::StatusOr<ProbeLayout> ProbeLayout::Create(std::vector<Eigen::Vector3d> pos
                                                 absl::string_view field) {
   const size_t n = positions.size();
   if (n == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".probe_local_pos: expected at least one probe"));
+    return InvalidFieldError(absl::StrCat(field, ".probe_local_pos"), "expected at least one probe");
   }
   for (size_t k = 0; k < n; ++k) {
     if (!positions[k].allFinite()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".probe_local_pos[", k, "]: expected finite coordinates"));
+      return InvalidFieldError(absl::StrCat(field, ".probe_local_pos[", k, "]"), "expected finite coordinates");
     }
   }
   if (rows != 0 || cols != 0) {
     if (rows <= 0 || cols <= 0 || static_cast<size_t>(rows) * static_cast<size_t>(cols) != n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".probe_local_pos: grid ", rows, "x", cols, " does not match ", n, " probes"));
+      return InvalidFieldError(absl::StrCat(field, ".probe_local_pos"),
+                               absl::StrCat("grid ", rows, "x", cols, " does not match ", n, " probes"));
     }
   }
   if (radii.size() != 1 && radii.size() != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".probe_radius: expected 1 or ", n, " values, got ", radii.size()));
+    return InvalidFieldError(absl::StrCat(field, ".probe_radius"),
+                             absl::StrCat("expected 1 or ", n, " values, got ", radii.size()));
   }
   for (size_t k = 0; k < radii.size(); ++k) {
     if (!(radii[k] >= 0) || !std::isfinite(radii[k])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".probe_radius[", k, "]: expected a finite value >= 0, got ", radii[k]));
+      return InvalidFieldError(absl::StrCat(field, ".probe_radius[", k, "]"),
+                               absl::StrCat("expected a finite value >= 0, got ", radii[k]));
     }
   }
   if (normals.size() > 1 && normals.size() != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".probe_local_normal: expected 0, 1 or ", n, " normals, got ", normals.size()));
+    return InvalidFieldError(absl::StrCat(field, ".probe_local_normal"),
+                             absl::StrCat("expected 0, 1 or ", n, " normals, got ", normals.size()));
   }
   for (size_t k = 0; k < normals.size(); ++k) {
     const double len = normals[k].norm();
     if (!std::isfinite(len) || len < 1e-12) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".probe_local_normal[", k, "]: expected a finite, non-zero vector"));
+      return InvalidFieldError(absl::StrCat(field, ".probe_local_normal[", k, "]"),
+                               "expected a finite, non-zero vector");
     }
     normals[k] /= len;
   }
@@ -107,8 +108,9 @@ absl::StatusOr<std::vector<Eigen::Vector3d>> GridPointsOnPlane(const Eigen::Vect
 absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string_view field, double tolerance,
                                          absl::string_view purpose) {
   if (!layout.is_grid()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": ", purpose, " needs a grid layout (probe_local_pos of shape [rows, cols, 3]), got a flat list"));
+    return InvalidFieldError(
+        field,
+        absl::StrCat(purpose, " needs a grid layout (probe_local_pos of shape [rows, cols, 3]), got a flat list"));
   }
   const int rows = layout.rows(), cols = layout.cols();
   GridGeometry g;
@@ -119,9 +121,9 @@ absl::StatusOr<GridGeometry> RegularGrid(const ProbeLayout& layout, absl::string
     for (int j = 0; j < cols; ++j) {
       const Eigen::Vector3d expected = p00 + j * g.col_step + i * g.row_step;
       if ((layout.position(i * cols + j) - expected).norm() > tolerance) {
-        return absl::InvalidArgumentError(absl::StrCat(field, ": ", purpose, " needs a regular grid; probe [", i, ", ",
-                                                       j, "] is ", (layout.position(i * cols + j) - expected).norm(),
-                                                       " m off the lattice (tolerance ", tolerance, " m)"));
+        return InvalidFieldError(field, absl::StrCat(purpose, " needs a regular grid; probe [", i, ", ", j, "] is ",
+                                                     (layout.position(i * cols + j) - expected).norm(),
+                                                     " m off the lattice (tolerance ", tolerance, " m)"));
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/common/field_error.h"
 #include "core/common/status_macros.h"
 #include "core/sensors/tracked_geometry.h"
 
@@ -27,8 +28,8 @@ size_t ChannelBytes(Channel c) { return c == Channel::kContact ? 1 : 4; }
 absl::Status Finite(absl::string_view field, absl::string_view name, double v, double min, bool strict) {
   const bool ok = std::isfinite(v) && (strict ? v > min : v >= min);
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".", name, ": expected a finite value ", strict ? "> " : ">= ", min, ", got ", v));
+    return InvalidFieldError(absl::StrCat(field, ".", name),
+                             absl::StrCat("expected a finite value ", strict ? "> " : ">= ", min, ", got ", v));
   }
   return absl::OkStatus();
 }
@@ -38,8 +39,8 @@ absl::Status ValidateElastomer(const ElastomerParams& p, absl::string_view f) {
   TAXEL_RETURN_IF_ERROR(Finite(f, "dilate_scale", p.dilate_scale, -1e300, false));
   TAXEL_RETURN_IF_ERROR(Finite(f, "normal_exponent", p.normal_exponent, 0, true));
   if (!(p.compressibility >= 0 && p.compressibility <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(f, ".compressibility: expected a value in [0, 1], got ", p.compressibility));
+    return InvalidFieldError(absl::StrCat(f, ".compressibility"),
+                             absl::StrCat("expected a value in [0, 1], got ", p.compressibility));
   }
   TAXEL_RETURN_IF_ERROR(Finite(f, "elastomer_thickness", p.elastomer_thickness, 0, true));
   TAXEL_RETURN_IF_ERROR(Finite(f, "lambda_s", p.lambda_s, 0, true));
@@ -47,8 +48,9 @@ absl::Status ValidateElastomer(const ElastomerParams& p, absl::string_view f) {
   TAXEL_RETURN_IF_ERROR(Finite(f, "contact_threshold", p.contact_threshold, -1e300, false));
   TAXEL_RETURN_IF_ERROR(Finite(f, "release_threshold", p.release_threshold, -1e300, false));
   if (p.release_threshold > p.contact_threshold) {
-    return absl::InvalidArgumentError(absl::StrCat(f, ".release_threshold: expected a value <= contact_threshold (",
-                                                   p.contact_threshold, "), got ", p.release_threshold));
+    return InvalidFieldError(
+        absl::StrCat(f, ".release_threshold"),
+        absl::StrCat("expected a value <= contact_threshold (", p.contact_threshold, "), got ", p.release_threshold));
   }
   return absl::OkStatus();
 }
@@ -143,22 +145,21 @@ void Sensor::set_tracked(std::unique_ptr<TrackedGeometry> tracked) { tracked_ = 
 
 absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                        const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                       int num_envs, uint64_t seed, uint32_t env_offset,
-                                                       absl::string_view field) {
+                                                       int num_envs, uint64_t seed, absl::string_view field,
+                                                       uint32_t env_offset) {
   TAXEL_ASSIGN_OR_RETURN(ProbeLayout layout,
                          ProbeLayout::Create(spec.probe_local_pos, spec.probe_radius, spec.probe_local_normal,
                                              spec.grid_rows, spec.grid_cols, field));
   std::unique_ptr<Sensor> sensor(new Sensor());
   if (spec.kind == SensorKind::kContactProbe) {
     if (!std::isfinite(spec.contact_threshold)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".contact_probe.contact_threshold: expected a finite number"));
+      return InvalidFieldError(absl::StrCat(field, ".contact_probe.contact_threshold"), "expected a finite number");
     }
     const double release = spec.release_threshold.value_or(spec.contact_threshold);
     if (!std::isfinite(release) || release > spec.contact_threshold) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".contact_probe.release_threshold: expected a finite value <= contact_threshold (",
-                       spec.contact_threshold, "), got ", release));
+      return InvalidFieldError(
+          absl::StrCat(field, ".contact_probe.release_threshold"),
+          absl::StrCat("expected a finite value <= contact_threshold (", spec.contact_threshold, "), got ", release));
     }
     sensor->release_threshold_ = release;
   }
@@ -178,13 +179,14 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   }
   if (TraitsOf(spec.kind).tracks_links) {
     if (spec.track_links.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".track_links: expected at least one tracked link"));
+      return InvalidFieldError(absl::StrCat(field, ".track_links"), "expected at least one tracked link");
     }
     // Farthest-point sampling picks n of 8·n candidates in O(8·n²): 20000 points take about a
     // second, a million would hold a request thread for hours.
     if (spec.n_sample_points < 1 || spec.n_sample_points > kMaxSamplePoints) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".n_sample_points: expected a value in [1, ",
-                                                     kMaxSamplePoints, "], got ", spec.n_sample_points));
+      return InvalidFieldError(
+          absl::StrCat(field, ".n_sample_points"),
+          absl::StrCat("expected a value in [1, ", kMaxSamplePoints, "], got ", spec.n_sample_points));
     }
   }
   TAXEL_RETURN_IF_ERROR(ValidateImperfections(spec.imperfections, layout, field));
@@ -220,9 +222,8 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     if (measured) sensor->latch_measured_.assign(n, 0);
   }
   if (measured) {
-    sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
-                                                           GroupsOf(sensor->kind()), num_envs, seed, id.value(),
-                                                           env_offset);
+    sensor->pipeline_ = std::make_unique<MeasuredPipeline>(
+        sensor->spec_.imperfections, sensor->layout_, GroupsOf(sensor->kind()), num_envs, seed, id.value(), env_offset);
     if (!sensor->one_task_per_env()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
   }
   return sensor;
@@ -257,8 +258,7 @@ __attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const fl
 
 }  // namespace
 
-void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw,
-                            Workspace& ws) {
+void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws) {
   const int n = layout_.size();
   const int W = measured_width();
   const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);

@@ -85,8 +85,8 @@ class Sensor {
   /// @pre env_offset + num_envs <= 2^32.
   static absl::StatusOr<std::unique_ptr<Sensor>> Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                         const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                        int num_envs, uint64_t seed, uint32_t env_offset,
-                                                        absl::string_view field);
+                                                        int num_envs, uint64_t seed, absl::string_view field,
+                                                        uint32_t env_offset = 0);
   ~Sensor();
 
   /// Bytes the buffers of a sensor with this spec would take for `num_envs` envs (for limits,

@@ -140,6 +140,19 @@ TEST(BadInputCatalogueCoverageTest, CoversEveryRpcAndEveryRequestEnum) {
     const bool has_fields = service->method(m)->input_type()->field_count() > 0;
     EXPECT_GE(per_method[name], has_fields ? 4 : 3) << name;
   }
+  // Every INVALID_ARGUMENT / OUT_OF_RANGE answer names its field (checked against the BadRequest
+  // violation by ExpectStatusMatches), the accepted alternative too.
+  const auto names_field = [](grpc::StatusCode code) {
+    return code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::OUT_OF_RANGE;
+  };
+  for (const BadInput& c : all) {
+    if (names_field(c.want.code)) {
+      EXPECT_FALSE(c.want.field.empty()) << c.method << "_" << c.name << ": no field path to check";
+    }
+    if (names_field(c.want.alternative)) {
+      EXPECT_FALSE(c.want.alternative_field.empty()) << c.method << "_" << c.name << ": no alternative field path";
+    }
+  }
   std::string counts;
   for (const auto& [method, n] : per_method) counts += absl::StrCat(method, " ", n, ", ");
   RecordProperty("cases", static_cast<int>(all.size()));

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -194,7 +195,23 @@ inline std::string CodeName(grpc::StatusCode code) {
   return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
-/// Checks `status` against `want` (code, message, BadRequest field).
+/// The field violations of every google.rpc.BadRequest in `status`'s details, as
+/// (field, description) pairs; none when it carries no details.
+inline std::vector<std::pair<std::string, std::string>> BadRequestViolations(const grpc::Status& status) {
+  std::vector<std::pair<std::string, std::string>> out;
+  google::rpc::Status rpc;
+  if (status.error_details().empty() || !rpc.ParseFromString(status.error_details())) return out;
+  for (const auto& any : rpc.details()) {
+    google::rpc::BadRequest bad;
+    if (!any.UnpackTo(&bad)) continue;
+    for (const auto& v : bad.field_violations()) out.emplace_back(v.field(), v.description());
+  }
+  return out;
+}
+
+/// Checks `status` against `want` (code, message, BadRequest field). INVALID_ARGUMENT and
+/// OUT_OF_RANGE refusals with a field path carry exactly one violation: that path, and as its
+/// description the message after "<path>: " (unless BoundedStatus cut both).
 inline void ExpectStatusMatches(const grpc::Status& status, const Refusal& want) {
   using ::testing::HasSubstr;
   using ::testing::StartsWith;
@@ -204,6 +221,9 @@ inline void ExpectStatusMatches(const grpc::Status& status, const Refusal& want)
     EXPECT_EQ(CodeName(code), CodeName(want.code)) << "message: '" << status.error_message() << "'";
   }
   EXPECT_THAT(status.error_message(), HasSubstr(want.message));
+  if (code != grpc::StatusCode::INVALID_ARGUMENT && code != grpc::StatusCode::OUT_OF_RANGE) {
+    EXPECT_TRUE(BadRequestViolations(status).empty()) << "a BadRequest only with INVALID_ARGUMENT / OUT_OF_RANGE";
+  }
   const std::string& path = alternative ? want.alternative_field : want.field;
   if (path.empty()) return;
   const bool prefix = path.back() == '*';
@@ -214,6 +234,14 @@ inline void ExpectStatusMatches(const grpc::Status& status, const Refusal& want)
       EXPECT_THAT(BadRequestField(status), StartsWith(field)) << "BadRequest field violation";
     } else {
       EXPECT_EQ(BadRequestField(status), field) << "BadRequest field violation";
+    }
+    const auto violations = BadRequestViolations(status);
+    ASSERT_EQ(violations.size(), 1u) << "one BadRequest field violation";
+    const std::string& message = status.error_message();
+    const std::string& path_sent = violations[0].first;
+    if (message.size() <= 1024 && message.size() >= path_sent.size() + 2) {
+      EXPECT_EQ(message.substr(0, path_sent.size() + 2), path_sent + ": ") << "the message starts with the path";
+      EXPECT_EQ(violations[0].second, message.substr(path_sent.size() + 2)) << "the violation's description";
     }
   }
 }

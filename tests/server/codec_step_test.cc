@@ -1,4 +1,4 @@
-// Codec: step requests (DecodeStep), read plans (PlanRead) and readings (EncodeReadings), against
+// Codec: step requests (DecodeStep), read plans (PlanRead) and readings (ReadingsWireWriter), against
 // an in-process core scene.
 #include <cmath>
 #include <cstring>
@@ -8,7 +8,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/codec.h"
+#include "server/step_wire.h"
 #include "taxel/client.h"
+#include "tests/support/reference_readings.h"
 #include "tests/support/scene_fixtures.h"
 
 namespace taxel::server {
@@ -286,7 +288,7 @@ TEST_F(CodecStepTest, ReadErrors) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// EncodeReadings
+// Readings, as the server writes them (ReadingsWireWriter) and protobuf parses them
 
 std::string Bytes(const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); }
 float FloatAt(const v1::Tensor& t, size_t i) {
@@ -304,8 +306,7 @@ TEST_F(CodecStepTest, ReadingsOfAllEnvsHaveTheLayoutShapesAndTheSensorBuffers) {
   StepLocally();
   auto plan = PlanRead(v1::ReadSpec(), *scene_, "read");
   ASSERT_TRUE(plan.ok());
-  google::protobuf::RepeatedPtrField<v1::SensorReading> out;
-  EncodeReadings(*plan, {0, 1}, 2, &out);
+  const auto out = WrittenReadings(*plan, {0, 1}, 2);
   ASSERT_EQ(out.size(), 3);
   const auto& kin = out[0];
   EXPECT_EQ(kin.sensor(), "kin");
@@ -354,8 +355,7 @@ TEST_F(CodecStepTest, EnvSubsetsComeInTheRequestedOrder) {
   read.add_branches(v1::MEASURED);
   auto plan = PlanRead(read, *scene_, "read");
   ASSERT_TRUE(plan.ok());
-  google::protobuf::RepeatedPtrField<v1::SensorReading> out;
-  EncodeReadings(*plan, {1, 0}, 2, &out);
+  const auto out = WrittenReadings(*plan, {1, 0}, 2);
   ASSERT_EQ(out.size(), 2);  // one per branch
   EXPECT_EQ(out[0].branch(), v1::GROUND_TRUTH);
   EXPECT_EQ(out[1].branch(), v1::MEASURED);
@@ -378,8 +378,7 @@ TEST_F(CodecStepTest, EnvSubsetsComeInTheRequestedOrder) {
   EXPECT_NEAR(FloatAt(out[0].channels().at("area"), 3), kPi * (2 * kR * 0.003 - 0.003 * 0.003), 2e-12);
   EXPECT_EQ(out[1].channels().at("depth").data(), depth.data());  // no imperfections: branches agree
 
-  google::protobuf::RepeatedPtrField<v1::SensorReading> single;
-  EncodeReadings(*plan, {1}, 2, &single);
+  const auto single = WrittenReadings(*plan, {1}, 2);
   EXPECT_THAT(single[0].channels().at("normal").shape(), ElementsAre(1, 3, 3));
   EXPECT_EQ(single[0].channels().at("depth").data(), Bytes(o.depth.data() + 3, 12));
 }
@@ -392,19 +391,20 @@ TEST_F(CodecStepTest, ResponseEstimateBoundsTheEncodedSize) {
   for (const v1::ReadSpec& read : {v1::ReadSpec(), both}) {
     auto plan = PlanRead(read, *scene_, "read");
     ASSERT_TRUE(plan.ok());
-    v1::StepResponse response;
-    response.set_scene("codec");
-    response.set_sequence(~uint64_t{0});
-    response.set_step(int64_t{1} << 40);
-    response.add_env_ids(1);
-    response.add_env_ids(0);
-    EncodeReadings(*plan, {1, 0}, 2, response.mutable_readings());
+    v1::StepResponse head;
+    head.set_scene("codec");
+    head.set_sequence(~uint64_t{0});
+    head.set_step(int64_t{1} << 40);
+    head.add_env_ids(1);
+    head.add_env_ids(0);
+    const std::vector<int32_t> envs = {1, 0};
+    const int64_t bytes = static_cast<int64_t>(head.ByteSizeLong() + ReadingsWireWriter(*plan, envs, 2).size());
     // Data alone: per env, kin 6·3·4·2 + depth 3·(4 + 12 + 4 + 4) + touch 2·(1 + 4) = 226 bytes.
     const int64_t data =
         2 * (6 * 3 * 4 * 2 + 3 * (4 + 12 + 4 + 4) + 2 * (1 + 4)) * static_cast<int64_t>(plan->branches.size());
     const int64_t estimate = EstimateResponseBytes(*plan, 2);
-    EXPECT_GE(estimate, static_cast<int64_t>(response.ByteSizeLong()));
-    EXPECT_GE(static_cast<int64_t>(response.ByteSizeLong()), data);
+    EXPECT_GE(estimate, bytes);
+    EXPECT_GE(bytes, data);
     EXPECT_LE(estimate, data + 4096);  // framing only, not a multiple of the data
   }
   v1::ReadSpec none;

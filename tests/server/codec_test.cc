@@ -1,5 +1,5 @@
-// Codec: wire tensors, poses, and the absl::Status → grpc::Status mapping (server/codec.h,
-// server/grpc_status.h). Specs and steps are in codec_scene_spec_test.cc and codec_step_test.cc.
+// Codec: wire tensors and poses (server/codec.h). Specs and steps are in codec_scene_spec_test.cc
+// and codec_step_test.cc; the absl::Status → grpc::Status mapping in grpc_status_test.cc.
 #include "server/codec.h"
 
 #include <cmath>
@@ -7,10 +7,7 @@
 #include <limits>
 
 #include "gmock/gmock.h"
-#include "google/rpc/error_details.pb.h"
-#include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
-#include "server/grpc_status.h"
 
 namespace taxel::server {
 namespace {
@@ -269,87 +266,6 @@ TEST(QuatOrderTest, MapsBothWays) {
   EXPECT_EQ(FromProto(v1::QUAT_ORDER_UNSPECIFIED), QuatOrder::kUnspecified);
   EXPECT_EQ(ToProto(QuatOrder::kXyzw), v1::XYZW);
   EXPECT_EQ(ToProto(QuatOrder::kWxyz), v1::WXYZ);
-}
-
-// ---------------------------------------------------------------------------------------------
-// ToGrpcStatus
-
-struct Details {
-  google::rpc::Status status;
-  google::rpc::BadRequest bad_request;
-  bool has_bad_request = false;
-};
-
-Details ParseDetails(const grpc::Status& s) {
-  Details d;
-  EXPECT_TRUE(d.status.ParseFromString(s.error_details()));
-  for (const auto& any : d.status.details()) d.has_bad_request |= any.UnpackTo(&d.bad_request);
-  return d;
-}
-
-TEST(ToGrpcStatusTest, OkStaysOk) { EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok()); }
-
-TEST(ToGrpcStatusTest, InvalidArgumentCarriesBadRequestWithTheFieldPath) {
-  const grpc::Status s =
-      ToGrpcStatus(absl::InvalidArgumentError("poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]"));
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(), "poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]");
-  const Details d = ParseDetails(s);
-  EXPECT_EQ(d.status.code(), 3);  // google.rpc.Code.INVALID_ARGUMENT
-  EXPECT_EQ(d.status.message(), s.error_message());
-  ASSERT_TRUE(d.has_bad_request);
-  ASSERT_EQ(d.bad_request.field_violations_size(), 1);
-  EXPECT_EQ(d.bad_request.field_violations(0).field(), "poses");
-  EXPECT_EQ(d.bad_request.field_violations(0).description(), "expected shape [2, 2, 7] (or [4, 7]), got [2, 1, 7]");
-}
-
-TEST(ToGrpcStatusTest, PrefixIsPrependedToMessageAndField) {
-  const grpc::Status s =
-      ToGrpcStatus(absl::InvalidArgumentError("entities[1].links[0].shapes[0]: expected one of sphere, box"), "spec.");
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(), "spec.entities[1].links[0].shapes[0]: expected one of sphere, box");
-  const Details d = ParseDetails(s);
-  ASSERT_TRUE(d.has_bad_request);
-  EXPECT_EQ(d.bad_request.field_violations(0).field(), "spec.entities[1].links[0].shapes[0]");
-}
-
-TEST(ToGrpcStatusTest, OutOfRangeAlsoCarriesTheField) {
-  const grpc::Status s = ToGrpcStatus(absl::OutOfRangeError("env_ids[1]: env id 5 out of range [0, 2)"));
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::OUT_OF_RANGE);
-  const Details d = ParseDetails(s);
-  ASSERT_TRUE(d.has_bad_request);
-  EXPECT_EQ(d.bad_request.field_violations(0).field(), "env_ids[1]");
-  EXPECT_EQ(d.bad_request.field_violations(0).description(), "env id 5 out of range [0, 2)");
-}
-
-TEST(ToGrpcStatusTest, OtherCodesKeepCodeAndMessageWithoutDetails) {
-  const grpc::Status nf = ToGrpcStatus(absl::NotFoundError("scene: no scene named 'x'"));
-  EXPECT_EQ(nf.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(nf.error_message(), "scene: no scene named 'x'");
-  EXPECT_TRUE(nf.error_details().empty());
-  // The prefix applies to the message of any code that names a field.
-  const grpc::Status mesh =
-      ToGrpcStatus(absl::NotFoundError("entities[0].links[0].shapes[0].mesh_id: unknown"), "spec.");
-  EXPECT_EQ(mesh.error_message(), "spec.entities[0].links[0].shapes[0].mesh_id: unknown");
-  // A message without a field path is kept as is.
-  const grpc::Status full = ToGrpcStatus(absl::ResourceExhaustedError("the server already holds 4 scenes"), "spec.");
-  EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(full.error_message(), "the server already holds 4 scenes");
-  // Codes map one to one (absl and gRPC share the canonical numbering).
-  for (int c = 1; c <= 16; ++c) {
-    const grpc::Status s = ToGrpcStatus(absl::Status(static_cast<absl::StatusCode>(c), "m"));
-    EXPECT_EQ(static_cast<int>(s.error_code()), c);
-  }
-}
-
-TEST(SplitFieldMessageTest, FieldIsTheSpaceFreeTextBeforeTheFirstColon) {
-  absl::string_view field, description;
-  ASSERT_TRUE(SplitFieldMessage("read.sensors[0]: no sensor named 'x': really", &field, &description));
-  EXPECT_EQ(field, "read.sensors[0]");
-  EXPECT_EQ(description, "no sensor named 'x': really");
-  EXPECT_FALSE(SplitFieldMessage("server busy: retry", &field, &description));
-  EXPECT_FALSE(SplitFieldMessage(": nothing before", &field, &description));
-  EXPECT_FALSE(SplitFieldMessage("no colon at all", &field, &description));
 }
 
 }  // namespace

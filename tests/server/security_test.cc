@@ -2,17 +2,14 @@
 // usage per tenant in GetServerInfo, and meshes visible only to the tenants that uploaded them.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/request_executor.h"
 #include "server/tokens.h"
 #include "tests/server/service_fixture.h"
 
@@ -79,47 +76,9 @@ TEST(TlsSettingsTest, HalfConfigurationsRefuseToStart) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Work refused at shutdown never runs.
-
-TEST(RequestExecutorTest, RefusedWorkNeverRuns) {
-  // Declared before the executor, so that they outlive its threads (the destructor joins them).
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false, started = false;
-  std::atomic<int> ran{0}, refused{0};
-  auto owned = std::make_unique<server::RequestExecutor>(1, 16);
-  server::RequestExecutor& executor = *owned;
-  // The only thread is held by the first closure, so the next three stay queued.
-  ASSERT_TRUE(executor.TrySubmit([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    started = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return release; });
-  }));
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return started; });
-  }
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(executor.TrySubmit([&] { ++ran; }, [&] { ++refused; }));
-  }
-  executor.RefuseQueued();
-  EXPECT_EQ(refused.load(), 3);
-  EXPECT_FALSE(executor.TrySubmit([&] { ++ran; }, [&] { ++refused; })) << "refusing from now on";
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    release = true;
-  }
-  cv.notify_all();
-  owned.reset();  // joins the thread: whatever could still run has run by now
-  EXPECT_EQ(ran.load(), 0);
-  EXPECT_EQ(refused.load(), 3);
-}
-
 // SIGTERM with queued work (finding 8): one request thread, eight concurrent slow steps, a grace
 // of half a step. The steps still queued when the grace ends are answered UNAVAILABLE (and never
-// run: RequestExecutorTest above), and Shutdown returns once the running step is done, not after
+// run: request_executor_test.cc), and Shutdown returns once the running step is done, not after
 // every queued one: within grace + 2 steps + 1 s (the bound for scheduling on a loaded machine),
 // where running all eight would take grace + 7 steps.
 TEST(ShutdownTest, QueuedStepsAreRefusedAtTheEndOfTheGrace) {

@@ -139,6 +139,41 @@ TEST_F(ServiceSensorsTest, HistoryIsNewestFirstAndZeroFilled) {
   EXPECT_EQ(client_->ReadSensors(req).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ServiceSensorsTest, HistoryOfSeveralEnvsComesInRequestOrderDenseAndSparse) {
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(client_->Step(MakeStep("sensors", kEnvs, MovingPoses(kEnvs, s))).ok());
+  // A client that leaves sparse responses as the server sent them.
+  Client::Options o;
+  o.target = server_->target();
+  o.sparse_readings = false;
+  auto raw = Client::Connect(o);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  auto history = [&](std::vector<int32_t> envs, bool sparse) {
+    v1::ReadSensorsRequest req;
+    req.set_scene("sensors");
+    for (int32_t e : envs) req.add_env_ids(e);
+    req.mutable_read()->add_sensors("kin");
+    req.mutable_read()->set_sparse(sparse);
+    req.set_history(3);
+    auto r = (*raw)->ReadSensors(req);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->readings(0).channels().at("force") : v1::Tensor();
+  };
+  // [envs, history, 5, 5, 3]: env 2's block of three samples, then env 0's, each the same as a
+  // read of that env alone.
+  const v1::Tensor both = history({2, 0}, false);
+  EXPECT_THAT(both.shape(), ::testing::ElementsAre(2, 3, 5, 5, 3));
+  const size_t block = 3 * 25 * 3 * 4;
+  ASSERT_EQ(both.data().size(), 2 * block);
+  EXPECT_EQ(both.data().substr(0, block), history({2}, false).data());
+  EXPECT_EQ(both.data().substr(block), history({0}, false).data());
+  EXPECT_NE(both.data().substr(0, block), both.data().substr(block));
+  // The sparse form (this client does not expand it) expands to the same bytes.
+  v1::Tensor sparse = history({2, 0}, true);
+  EXPECT_FALSE(sparse.nonzero_mask().empty());
+  ASSERT_TRUE(ExpandTensor(&sparse).ok());
+  EXPECT_EQ(sparse.data(), both.data());
+}
+
 TEST_F(ServiceSensorsTest, UpdateSensorSetsGainsPerEnvAndNoise) {
   // Silence the noise, then set env 1's gains to 2: measured = gain × truth exactly.
   v1::UpdateSensorRequest up;

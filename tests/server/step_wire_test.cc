@@ -10,6 +10,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/server/service_fixture.h"
+#include "tests/support/reference_readings.h"
 
 namespace taxel::server {
 namespace {
@@ -17,13 +18,6 @@ namespace {
 using namespace taxel::testing;  // NOLINT
 
 constexpr int kEnvs = 4;
-
-// The bytes of `slices`, in order.
-std::string Joined(const std::vector<grpc::Slice>& slices) {
-  std::string bytes;
-  for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return bytes;
-}
 
 // The protobuf encoding examples of https://protobuf.dev/programming-guides/encoding/.
 TEST(WireVarintTest, MatchesTheProtobufEncodingExamples) {
