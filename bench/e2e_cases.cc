@@ -9,6 +9,11 @@
 //   e2e_grasp_batch/unary_dense, .../stream_dense   the same with dense readings on the wire
 //                                              (Client::Options::sparse_readings = false)
 //   inproc_grasp_batch                         the same scene stepped in process in the same run
+//   e2e_grasp_batch/sharded2                   the grasp batch as a ShardedScene over 2 more servers
+//                                              in this process, 1 evaluation thread each, over
+//                                              ShardedStepStream; alternated step by step with the
+//                                              one-server stream of e2e_grasp_batch/stream (2
+//                                              threads): "stream_ms" and "ratio_vs_stream"
 //
 // The grasp-batch records carry "ratio_vs_inproc" (gRPC round trip / in-process step, medians of
 // the same run, the two alternated step by step so that both see the same machine load) and
@@ -32,6 +37,7 @@
 #include "server/server.h"
 #include "server/thread_pool.h"
 #include "taxel/client.h"
+#include "taxel/sharded_scene.h"
 
 namespace taxel::bench {
 namespace {
@@ -43,6 +49,16 @@ struct Harness {
   std::unique_ptr<Client> client;        // defaults: sparse readings, expanded
   std::unique_ptr<Client> dense_client;  // sparse_readings = false
 };
+
+// The grasp object mesh: same bytes as the in-process scenario, so the same content id.
+void UploadGraspMesh(Client& client) {
+  auto mesh = geometry::GeodesicSphere(0.04, 32);
+  std::vector<double> v;
+  std::vector<int32_t> t;
+  for (const auto& p : mesh.vertices) v.insert(v.end(), {p.x(), p.y(), p.z()});
+  for (const auto& tri : mesh.triangles) t.insert(t.end(), tri.begin(), tri.end());
+  TAXEL_CHECK(client.UploadMesh(v, t).ok());
+}
 
 Harness& GetHarness() {
   static Harness* h = [] {
@@ -66,13 +82,7 @@ Harness& GetHarness() {
     auto d = Client::Connect(dense);
     TAXEL_CHECK(d.ok());
     harness->dense_client = *std::move(d);
-    // The grasp object mesh: same bytes as the in-process scenario, so the same content id.
-    auto mesh = geometry::GeodesicSphere(0.04, 32);
-    std::vector<double> v;
-    std::vector<int32_t> t;
-    for (const auto& p : mesh.vertices) v.insert(v.end(), {p.x(), p.y(), p.z()});
-    for (const auto& tri : mesh.triangles) t.insert(t.end(), tri.begin(), tri.end());
-    TAXEL_CHECK(harness->client->UploadMesh(v, t).ok());
+    UploadGraspMesh(*harness->client);
     return harness;
   }();
   return *h;
@@ -215,12 +225,86 @@ void RunGraspBatch(Context& ctx, bool stream, bool dense) {
   ctx.Emit(r);
 }
 
+// Two servers of one evaluation thread each and the 1024-env grasp batch sharded over them.
+struct ShardedHarness {
+  std::vector<std::unique_ptr<server::TaxelServer>> servers;
+  std::vector<std::unique_ptr<Client>> clients;
+  std::unique_ptr<ShardedScene> scene;
+  v1::StepRequest request;
+};
+
+ShardedHarness& GetSharded() {
+  static ShardedHarness* h = [] {
+    auto* harness = new ShardedHarness();
+    std::vector<Client*> clients;
+    for (int i = 0; i < 2; ++i) {
+      server::ServerOptions options;
+      options.address = "127.0.0.1:0";
+      options.metrics_address = "";
+      options.eval_threads = 1;
+      auto s = server::TaxelServer::Start(options);
+      TAXEL_CHECK(s.ok());
+      auto c = Client::Connect((*s)->target());
+      TAXEL_CHECK(c.ok());
+      UploadGraspMesh(**c);
+      clients.push_back(c->get());
+      harness->servers.push_back(*std::move(s));
+      harness->clients.push_back(*std::move(c));
+    }
+    geometry::MeshStore meshes;
+    GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, 1024, meshes);
+    g.spec.name = "bench_grasp_sharded";
+    v1::SceneSpec wire;
+    server::EncodeSceneSpec(g.spec, &wire);
+    auto scene = ShardedScene::Create(clients, wire);
+    TAXEL_CHECK(scene.ok());
+    harness->scene = *std::move(scene);
+    *harness->request.mutable_poses() = DoubleTensor({1024, 3, 7}, g.poses);
+    harness->request.set_quat_order(v1::XYZW);
+    harness->request.set_dt(0.01);
+    return harness;
+  }();
+  return *h;
+}
+
+void RunSharded(Context& ctx) {
+  const v1::StepRequest& single_req = GraspRequest(1024);
+  ShardedHarness& h = GetSharded();
+  auto sharded = h.scene->OpenStepStream();
+  auto single = GetHarness().client->OpenStepStream();
+  auto sharded_step = [&] { TAXEL_CHECK(sharded->Step(h.request).ok()); };
+  auto single_step = [&] { TAXEL_CHECK(single->Step(single_req).ok()); };
+  for (int i = 0; i < 3; ++i) {  // warm-up: connections, caches
+    sharded_step();
+    single_step();
+  }
+  // Alternated step by step, so that both see the same machine load.
+  std::vector<double> one_server;
+  Record r = ctx.NewRecord(2, "ms");
+  for (int i = 0; i < ctx.repeats(); ++i) {
+    r.samples.push_back(TimeOnce(sharded_step));
+    one_server.push_back(1e3 * TimeOnce(single_step));
+  }
+  TAXEL_CHECK(sharded->Close().ok());
+  TAXEL_CHECK(single->Close().ok());
+  ScaleSamples(&r, 1e3);
+  r.AddNumber("p50", Percentile(r.samples, 0.5));
+  r.AddNumber("p99", Percentile(r.samples, 0.99));
+  r.AddInt("envs", 1024);
+  r.AddInt("servers", 2);
+  r.AddInt("threads_per_server", 1);
+  r.AddNumber("stream_ms", Median(one_server));
+  r.AddNumber("ratio_vs_stream", Median(r.samples) / Median(one_server));
+  ctx.Emit(r);
+}
+
 TAXEL_BENCH_CASE("e2e_step/1env_unary", [](Context& ctx) { RunLatency(ctx, false); });
 TAXEL_BENCH_CASE("e2e_step/1env_stream", [](Context& ctx) { RunLatency(ctx, true); });
 TAXEL_BENCH_CASE("e2e_grasp_batch/unary", [](Context& ctx) { RunGraspBatch(ctx, false, false); });
 TAXEL_BENCH_CASE("e2e_grasp_batch/stream", [](Context& ctx) { RunGraspBatch(ctx, true, false); });
 TAXEL_BENCH_CASE("e2e_grasp_batch/unary_dense", [](Context& ctx) { RunGraspBatch(ctx, false, true); });
 TAXEL_BENCH_CASE("e2e_grasp_batch/stream_dense", [](Context& ctx) { RunGraspBatch(ctx, true, true); });
+TAXEL_BENCH_CASE("e2e_grasp_batch/sharded2", RunSharded);
 TAXEL_BENCH_CASE("inproc_grasp_batch", [](Context& ctx) {
   Record r = ctx.NewRecord(kServerThreads, "ms");
   for (int i = 0; i < ctx.repeats(); ++i) r.samples.push_back(Twin().StepMs());

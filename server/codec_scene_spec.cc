@@ -405,6 +405,7 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
   out.name = s.name();
   out.num_envs = s.num_envs();
   out.seed = s.seed();
+  out.env_offset = s.env_offset();  // range checked with num_envs by scene::SceneModel::Build
   for (int ei = 0; ei < s.entities_size(); ++ei) {
     const v1::Entity& e = s.entities(ei);
     const std::string ef = absl::StrCat("entities[", ei, "]");
@@ -518,6 +519,7 @@ void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
   out->set_name(s.name);
   out->set_num_envs(s.num_envs);
   out->set_seed(s.seed);
+  out->set_env_offset(s.env_offset);
   for (const auto& e : s.entities) {
     v1::Entity* pe = out->add_entities();
     pe->set_name(e.name);

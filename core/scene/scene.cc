@@ -85,8 +85,9 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   }
   TAXEL_RETURN_IF_ERROR(budget.Reserve(bytes, field, absl::StrCat("sensor '", spec.name, "'")));
   const SensorId id(next_sensor_id_);
-  TAXEL_ASSIGN_OR_RETURN(auto sensor, sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(),
-                                                              model_->num_envs(), model_->seed(), field));
+  TAXEL_ASSIGN_OR_RETURN(auto sensor,
+                         sensors::Sensor::Create(id, spec, link, ignored, model_->num_links(), model_->num_envs(),
+                                                 model_->seed(), field, static_cast<uint32_t>(model_->env_offset())));
   if (sensors::TraitsOf(spec.kind).tracks_links) {
     std::vector<LinkIndex> tracked;
     for (size_t i = 0; i < spec.track_links.size(); ++i) {
@@ -363,7 +364,8 @@ void Scene::ReserveWorkers(const Executor& executor) {
 }
 
 size_t Scene::WorkerScratch::capacity_bytes() const {
-  return sizeof(*this) + ws.capacity_bytes() + (candidates.capacity() + gel.capacity()) * sizeof(sensors::ProbeCandidate) +
+  return sizeof(*this) + ws.capacity_bytes() +
+         (candidates.capacity() + gel.capacity()) * sizeof(sensors::ProbeCandidate) +
          tracked.capacity() * sizeof(sensors::TrackedLinkInEnv);
 }
 

@@ -104,10 +104,16 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
   if (spec.num_envs < 1) {
     return InvalidFieldError("num_envs", absl::StrCat("expected a value >= 1, got ", spec.num_envs));
   }
+  if (spec.env_offset < 0 || spec.env_offset > kMaxGlobalEnvs - spec.num_envs) {
+    return InvalidFieldError("env_offset",
+                             absl::StrCat("expected 0 <= env_offset and env_offset + num_envs (", spec.num_envs,
+                                          ") <= 2^32 (the random key's env word), got ", spec.env_offset));
+  }
   std::shared_ptr<SceneModel> model(new SceneModel());
   model->name_ = spec.name;
   model->num_envs_ = spec.num_envs;
   model->seed_ = spec.seed;
+  model->env_offset_ = spec.env_offset;
   std::set<std::string> entity_names;
   for (size_t ei = 0; ei < spec.entities.size(); ++ei) {
     const EntitySpec& es = spec.entities[ei];

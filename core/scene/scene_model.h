@@ -64,6 +64,8 @@ class SceneModel {
 
   int num_envs() const { return num_envs_; }
   uint64_t seed() const { return seed_; }
+  /// Global index of env 0 (SceneSpec::env_offset): env e draws its random numbers as env_offset() + e.
+  int64_t env_offset() const { return env_offset_; }
   const std::string& name() const { return name_; }
   const std::vector<EntityModel>& entities() const { return entities_; }
   const std::vector<LinkModel>& links() const { return links_; }
@@ -93,6 +95,7 @@ class SceneModel {
   std::string name_;
   int num_envs_ = 0;
   uint64_t seed_ = 0;
+  int64_t env_offset_ = 0;
   std::vector<EntityModel> entities_;
   std::vector<LinkModel> links_;
   std::vector<LinkIndex> moving_links_;

@@ -66,10 +66,18 @@ struct EntitySpec {
   std::vector<int32_t> env_assets;
 };
 
+/// Global env indices (env_offset + env) fit the 32-bit env word of the random key: [0, 2^32).
+inline constexpr int64_t kMaxGlobalEnvs = int64_t{1} << 32;
+
 struct SceneSpec {
   std::string name;
   int32_t num_envs = 1;
   uint64_t seed = 0;
+  /// Env sharding: the global index of env 0. Every random draw of env e's measured branch is
+  /// keyed by the global index env_offset + e, so this scene reads what envs
+  /// env_offset..env_offset + num_envs − 1 of the unsharded scene read. Env ids stay local.
+  /// Rule: 0 <= env_offset and env_offset + num_envs <= kMaxGlobalEnvs.
+  int64_t env_offset = 0;
   std::vector<EntitySpec> entities;
   std::vector<sensors::SensorSpec> sensors;
   /// Partner-resolved contact forces; disabled while `contact_matrix.bodies` is empty.

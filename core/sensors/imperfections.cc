@@ -10,7 +10,8 @@
 namespace taxel::sensors {
 
 MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayout& layout,
-                                   std::vector<ChannelGroup> groups, int num_envs, uint64_t seed, int32_t sensor_id)
+                                   std::vector<ChannelGroup> groups, int num_envs, uint64_t seed, int32_t sensor_id,
+                                   uint32_t env_offset)
     : spec_(spec),
       layout_(&layout),
       groups_(std::move(groups)),
@@ -24,7 +25,8 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
       rng_walk_(seed, kStreamWalk),
       rng_noise_(seed, kStreamNoise),
       rng_jitter_(seed, kStreamJitter),
-      sensor_id_(sensor_id) {
+      sensor_id_(sensor_id),
+      env_offset_(env_offset) {
   for (ChannelGroup g : groups_) channels_ += GroupWidth(g);
   const size_t nc = static_cast<size_t>(num_envs) * n_ * channels_;
   gains_.assign(static_cast<size_t>(num_envs) * n_, 1.0);
@@ -135,7 +137,7 @@ const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint6
   const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
   Workspace::Scope scope(ws);  // the random words only; `out` belongs to the caller's scope
   uint32_t* bits = ws.Take<uint32_t>(4 * static_cast<size_t>(blocks));
-  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), static_cast<uint32_t>(env),
+  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), GlobalEnv(env),
              static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits, blocks);
   for (int i = 0; i < count; ++i) {
     const uint32_t word = bits[begin + i - 4 * first_block];
@@ -156,7 +158,7 @@ void MeasuredPipeline::SetNoise(double noise, double random_walk, double bias) {
 
 void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   const size_t base = static_cast<size_t>(env) * n_;
-  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   for (int k = 0; k < n_; ++k) {
     // Gains: drawn at every reset when a resample range is set; otherwise the configured ones at
     // creation, and whatever SetGains left after that (a reset does not undo it).
@@ -251,7 +253,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
   // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
   // crosstalk, the caller's workspace (nothing of it outlives the step).
@@ -378,7 +380,7 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  const uint32_t e = static_cast<uint32_t>(env), sid = static_cast<uint32_t>(sensor_id_);
+  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   const uint32_t st = static_cast<uint32_t>(step);
   ValueStageParams p;
   p.hysteresis = spec_.hysteresis_strength > 0;

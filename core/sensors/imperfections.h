@@ -4,8 +4,8 @@
 // the noisy radius and the per-(env, probe) gain. MeasuredPipeline then applies, per env:
 // crosstalk → hysteresis → random walk → white noise → bias → quantisation → dead taxels, then
 // update period, history and delay. Every random draw comes from the counter-based generator
-// keyed by (scene seed, purpose, sensor, env, probe·8 + channel, env step or reset count), so
-// results never depend on thread count or scheduling.
+// keyed by (scene seed, purpose, sensor, global env = env_offset + env, probe·8 + channel, env step or
+// reset count), so results never depend on thread count, scheduling or how the envs are sharded.
 #ifndef TAXEL_CORE_SENSORS_IMPERFECTIONS_H_
 #define TAXEL_CORE_SENSORS_IMPERFECTIONS_H_
 
@@ -58,10 +58,12 @@ enum RandomStream : uint32_t {
 
 class MeasuredPipeline {
  public:
-  /// `groups` describes the C channels of a probe (their widths sum to C).
-  /// @pre ValidateImperfections(spec, layout) is OK.
+  /// `groups` describes the C channels of a probe (their widths sum to C). Env e (local, 0-based)
+  /// keys its random draws by the global env index env_offset + e (env sharding: the scene's
+  /// SceneSpec::env_offset), so a pipeline with offset k draws what envs k.. of one with offset 0 draw.
+  /// @pre ValidateImperfections(spec, layout) is OK; env_offset + num_envs <= 2^32.
   MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayout& layout, std::vector<ChannelGroup> groups,
-                   int num_envs, uint64_t seed, int32_t sensor_id);
+                   int num_envs, uint64_t seed, int32_t sensor_id, uint32_t env_offset = 0);
 
   int channels() const { return channels_; }
   const ImperfectionSpec& spec() const { return spec_; }
@@ -126,6 +128,8 @@ class MeasuredPipeline {
   int n_, channels_, num_envs_;
   Philox4x32 rng_radius_, rng_gain_, rng_dead_, rng_dead_value_, rng_walk_, rng_noise_, rng_jitter_;
   int32_t sensor_id_;
+  uint32_t env_offset_;  // global index of env 0: the env word of every random key is env_offset_ + env
+  uint32_t GlobalEnv(int env) const { return env_offset_ + static_cast<uint32_t>(env); }
 
   // Crosstalk: one kernel per class (normal, shear, torque), size kr × kc; source weights for
   // the renormalize border mode.

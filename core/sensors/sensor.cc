@@ -145,7 +145,8 @@ void Sensor::set_tracked(std::unique_ptr<TrackedGeometry> tracked) { tracked_ = 
 
 absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                        const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                       int num_envs, uint64_t seed, absl::string_view field) {
+                                                       int num_envs, uint64_t seed, absl::string_view field,
+                                                       uint32_t env_offset) {
   TAXEL_ASSIGN_OR_RETURN(ProbeLayout layout,
                          ProbeLayout::Create(spec.probe_local_pos, spec.probe_radius, spec.probe_local_normal,
                                              spec.grid_rows, spec.grid_cols, field));
@@ -221,8 +222,8 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     if (measured) sensor->latch_measured_.assign(n, 0);
   }
   if (measured) {
-    sensor->pipeline_ = std::make_unique<MeasuredPipeline>(sensor->spec_.imperfections, sensor->layout_,
-                                                           GroupsOf(sensor->kind()), num_envs, seed, id.value());
+    sensor->pipeline_ = std::make_unique<MeasuredPipeline>(
+        sensor->spec_.imperfections, sensor->layout_, GroupsOf(sensor->kind()), num_envs, seed, id.value(), env_offset);
     if (!sensor->one_task_per_env()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
   }
   return sensor;
@@ -257,8 +258,7 @@ __attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const fl
 
 }  // namespace
 
-void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw,
-                            Workspace& ws) {
+void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws) {
   const int n = layout_.size();
   const int W = measured_width();
   const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);

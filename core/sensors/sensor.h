@@ -80,10 +80,13 @@ class Sensor {
 
   /// Validates the kind-specific options (the scene resolves links first). `link` is the sensor
   /// link; `ignored_links` its filter list; `num_links` the scene's link count; `seed` the
-  /// scene's seed (imperfection draws). Errors: INVALID_ARGUMENT naming `field` and the option.
+  /// scene's seed and `env_offset` its global index of env 0 (imperfection draws are keyed by
+  /// env_offset + env). Errors: INVALID_ARGUMENT naming `field` and the option.
+  /// @pre env_offset + num_envs <= 2^32.
   static absl::StatusOr<std::unique_ptr<Sensor>> Create(SensorId id, SensorSpec spec, LinkIndex link,
                                                         const std::vector<LinkIndex>& ignored_links, int num_links,
-                                                        int num_envs, uint64_t seed, absl::string_view field);
+                                                        int num_envs, uint64_t seed, absl::string_view field,
+                                                        uint32_t env_offset = 0);
   ~Sensor();
 
   /// Bytes the buffers of a sensor with this spec would take for `num_envs` envs (for limits,

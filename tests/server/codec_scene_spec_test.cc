@@ -31,6 +31,7 @@ scene::SceneSpec EverythingSpec() {
   spec.name = "everything";
   spec.num_envs = 3;
   spec.seed = 0xfeedbeefcafeULL;
+  spec.env_offset = (int64_t{1} << 32) - 3;  // the largest offset 3 envs allow
   scene::ShapeSpec capsule, cylinder, heightfield, mesh, scaled_mesh;
   capsule.kind = geometry::ShapeKind::kCapsule;
   capsule.radius = 0.01, capsule.half_length = 0.04;
@@ -143,6 +144,8 @@ TEST(SceneSpecCodecTest, RoundTripsEveryShapeKindAndSensorOption) {
   EXPECT_EQ(back->name, spec.name);
   EXPECT_EQ(back->num_envs, spec.num_envs);
   EXPECT_EQ(back->seed, spec.seed);
+  EXPECT_EQ(wire.env_offset(), 4294967293);
+  EXPECT_EQ(back->env_offset, spec.env_offset);
   ASSERT_EQ(back->entities.size(), spec.entities.size());
   for (size_t e = 0; e < spec.entities.size(); ++e) {
     SCOPED_TRACE(spec.entities[e].name);

@@ -32,6 +32,7 @@ from taxel.mesh import mesh_content_id
 from taxel.replica_set import ReplicaSet, resolve_targets
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import Read, Scene, StepStream
+from taxel.sharded import ShardedScene, ShardedStepStream, split_envs
 from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, ContactProbe, Cylinder, ElastomerTaxel,
                         Entity, HalfSpace, Heightfield, KinematicTaxel, Link, Mesh, ProximityTaxel, SceneSpec, Sensor,
                         Shape, Sphere)
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Client", "DEFAULT_MAX_MESSAGE_BYTES", "ReplicaSet", "resolve_targets", "placement", "Scene", "StepStream", "Read",
+    "ShardedScene", "ShardedStepStream", "split_envs",
     "SceneSpec", "Entity", "Link", "Asset", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
     "Heightfield", "Mesh", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
     "ProximityTaxel", "XYZW", "WXYZ", "ContactMatrixSpec", "NonlinearLaw", "ReportedContacts",
