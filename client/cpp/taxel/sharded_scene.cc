@@ -69,6 +69,11 @@ absl::Status ScatterRows(const std::vector<v1::Tensor*>& parts, const std::vecto
       return absl::InternalError(absl::StrCat(what, ": server ", route[p].shard, " returned ", parts[p]->data().size(),
                                               " bytes for ", pos.size(), " envs"));
     }
+    if (pos.back() - pos.front() + 1 == static_cast<int32_t>(pos.size()) && std::is_sorted(pos.begin(), pos.end())) {
+      // A contiguous run (every step without env_ids): one copy.
+      std::memcpy(data->data() + row_bytes * pos.front(), parts[p]->data().data(), row_bytes * pos.size());
+      continue;
+    }
     for (size_t i = 0; i < pos.size(); ++i) {
       std::memcpy(data->data() + row_bytes * pos[i], parts[p]->data().data() + row_bytes * i, row_bytes);
     }
