@@ -35,8 +35,9 @@ class ServiceLimitsTest : public ServerTest {
  protected:
   void SetUp() override {}  // each test starts its own server
 
-  void Start(int64_t max_memory_bytes, int64_t max_message_bytes = 8 * kMiB) {
+  void Start(int64_t max_memory_bytes, int64_t max_message_bytes = 8 * kMiB, int eval_threads = 0) {
     server::ServerOptions o = TestServerOptions();
+    if (eval_threads > 0) o.eval_threads = eval_threads;
     o.limits.max_memory_bytes = max_memory_bytes;
     o.limits.max_message_bytes = max_message_bytes;
     StartServer(o);
@@ -104,9 +105,11 @@ TEST_F(ServiceLimitsTest, DelayRingOfATinyDtIsRefusedBeforeAllocation) {
 
 // Finding 3: 64 MiB, 4 envs, 1 s delay, dt = 1e-5 s: 4 × 100001 × 150 × 4 B = 240 MB, refused.
 // A ring that fits is counted: from dt = 0.01 s (101 slots) to dt = 1e-3 s (1001 slots) the ring
-// grows by 4 × 900 × 150 × 4 = 2,160,000 bytes, and memory_bytes by exactly that.
+// grows by 4 × 900 × 150 × 4 = 2,160,000 bytes, and memory_bytes by exactly that. One evaluation
+// worker: with two, the second step may be the first to reach the other worker, whose scratch
+// (counted in memory_bytes too) then grows by its first block.
 TEST_F(ServiceLimitsTest, DelayRingIsCountedAndLimited) {
-  Start(64 * kMiB);
+  Start(64 * kMiB, 8 * kMiB, /*eval_threads=*/1);
   ASSERT_TRUE(client_->CreateScene(DelayedGrasp(1.0)).ok());
   ASSERT_TRUE(client_->Step(StepAt(0.01)).ok());
   const State before = Take();
