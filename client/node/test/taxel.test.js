@@ -302,10 +302,11 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
     assert.equal(noOrder.fieldViolations[0].field, 'quat_order');
   });
 
-  test('other codes: NOT_FOUND without field violations, OUT_OF_RANGE env id', async () => {
+  test('other codes: NOT_FOUND names its field too, OUT_OF_RANGE env id', async () => {
     const nf = await client.getScene('nope').catch((e) => e);
     assert.equal(nf.code, status.NOT_FOUND);
-    assert.deepEqual(nf.fieldViolations, []);
+    assert.equal(nf.fieldViolations.length, 1);
+    assert.equal(nf.fieldViolations[0].field, 'scene');
     const oor = await client.readSensors('node', { envIds: [7] }).catch((e) => e);
     assert.equal(oor.codeName, 'OUT_OF_RANGE');
     assert.equal(oor.fieldViolations[0].field, 'env_ids[0]');
