@@ -148,12 +148,18 @@ grep -q "expected a multiple of 14 numbers" "$WORK/err" || fail "bad poses messa
 if cli read cli --env=7 2>"$WORK/err"; then fail "env 7 accepted"; fi
 grep -q "OUT_OF_RANGE: env_ids\[0\]: env id 7 out of range \[0, 2)" "$WORK/err" || fail "env message: $(cat "$WORK/err")"
 
-# reset and delete.
+# reset and delete; the cube mesh goes once its scene is gone.
+if cli delete-mesh "$ID" 2>"$WORK/err"; then fail "delete-mesh of a mesh in use"; fi
+grep -q "FAILED_PRECONDITION: mesh_id: mesh '$ID' is used by scene 'cli'" "$WORK/err" || fail "delete-mesh: $(cat "$WORK/err")"
 cli reset cli 0
 cli read cli --sensor=depth --channel=depth --env=0 | grep -qE '^ +0 +0 +0$' || fail "reset"
 cli delete cli
 if cli get cli 2>"$WORK/err"; then fail "deleted scene still there"; fi
 grep -q "NOT_FOUND" "$WORK/err" || fail "delete"
+cli delete-mesh "$ID" || fail "delete-mesh"
+cli info | grep -q "^num_meshes" && fail "a mesh is left: $(cli info | grep num_meshes)"
+if cli delete-mesh "$ID" 2>"$WORK/err"; then fail "deleted mesh deleted again"; fi
+grep -q "NOT_FOUND: mesh_id: mesh '$ID' has not been uploaded" "$WORK/err" || fail "delete-mesh twice: $(cat "$WORK/err")"
 # --version: the VERSION file's version, without a server.
 [ "$("$CLI" --version)" = "taxel-cli $(cat "$VERSION_FILE")" ] || fail "--version: $("$CLI" --version)"
 echo "cli_test: all commands passed"

@@ -48,6 +48,7 @@ Commands:
   version                           this client's version (also --version)
   reset SCENE [ENV...]              reset envs (all when none given)
   delete SCENE                      delete a scene
+  delete-mesh MESH_ID               forget an uploaded mesh (refused while a scene uses it)
 
 POSES files hold one step per line: E*L*7 numbers (position, quaternion) separated by spaces
 or commas, in the order of the scene's moving links (see `get`). Lines starting with # are skipped.
@@ -376,6 +377,11 @@ int main(int argc, char** argv) {
   if (cmd == "delete") {
     if (a.positional.size() < 2) return Fail("usage: delete SCENE");
     if (auto s = client.DeleteScene(a.positional[1]); !s.ok()) return Fail(s);
+    return 0;
+  }
+  if (cmd == "delete-mesh") {
+    if (a.positional.size() < 2) return Fail("usage: delete-mesh MESH_ID");
+    if (auto s = client.DeleteMesh(a.positional[1]); !s.ok()) return Fail(s);
     return 0;
   }
   return Fail(absl::StrCat("unknown command '", cmd, "' (see taxel-cli --help)"));

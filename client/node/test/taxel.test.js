@@ -345,10 +345,22 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
   });
 
   test('deleteScene: then NOT_FOUND', async () => {
+    const inUse = await client.deleteMesh(meshId).catch((e) => e);
+    assert.equal(inUse.codeName, 'FAILED_PRECONDITION');
+    assert.equal(inUse.fieldViolations[0].field, 'mesh_id');
     await client.deleteScene('node');
     const err = await client.getScene('node').catch((e) => e);
     assert.equal(err.codeName, 'NOT_FOUND');
     assert.deepEqual(await client.listScenes(), []);
+  });
+
+  test('deleteMesh: once its scene is gone, and the server holds nothing', async () => {
+    await client.deleteMesh(meshId);
+    const info = await client.serverInfo();
+    assert.equal(info.num_meshes, 0);
+    assert.equal(Number(info.memory_bytes), 0);
+    const again = await client.deleteMesh(meshId).catch((e) => e);
+    assert.equal(again.codeName, 'NOT_FOUND');
   });
 });
 
