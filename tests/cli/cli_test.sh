@@ -90,6 +90,19 @@ cli create-scene "$WORK/scene.textproto" > "$WORK/created"
 grep -q 'moving_links: "hand/pad"' "$WORK/created" || fail "create-scene output"
 grep -q 'shape: \[2, 3, 3\]' "$WORK/created" || fail "output shape [2, 3, 3]"
 cli scenes | grep -qE "^cli +2 +1 +0" || fail "scenes listing"
+# The same pad in JSON, tensors as plain lists of numbers (shape from the nesting).
+cat > "$WORK/scene.json" <<SPEC
+{"name": "cli_json", "num_envs": 1,
+ "entities": [{"name": "hand", "kind": "ROBOT", "links": [{"name": "pad"}]}],
+ "sensors": [{"name": "depth", "kind": "CONTACT_DEPTH_PROBE", "link": "pad",
+              "probe_local_pos": {"data": [[[-0.01, -0.01, 0], [0, -0.01, 0]], [[-0.01, 0, 0], [0, 0, 0]]]},
+              "probe_radius": {"data": 0.002}}]}
+SPEC
+cli create-scene "$WORK/scene.json" | grep -q 'shape: \[1, 2, 2\]' || fail "create-scene from JSON lists"
+cli delete cli_json
+sed -i 's/"data": 0.002/"data": [0.002, "x"]/' "$WORK/scene.json"
+if cli create-scene "$WORK/scene.json" 2>"$WORK/err"; then fail "a string in a tensor list accepted"; fi
+grep -q 'sensors\[0\].probe_radius.data\[1\]: expected a number, got "x"' "$WORK/err" || fail "JSON list error: $(cat "$WORK/err")"
 
 # replay: 2 steps. Env 0: cube bottom face (z = c - 0.05) 1 mm below the pad plane, so every
 # probe reads R + 1 mm = 3 mm; env 1: cube far away, 0. Identity quaternions (xyzw).

@@ -20,6 +20,7 @@
 #include "taxel/client.h"
 #include "taxel/mesh_io.h"
 #include "taxel/png.h"
+#include "taxel/spec_json.h"
 #include "taxel/version.h"
 
 namespace {
@@ -33,7 +34,9 @@ Usage: taxel-cli [--target=HOST:PORT|unix:PATH] [--timeout=SECONDS] [--token=TOK
 Commands:
   info                              server version, limits and capabilities
   upload-mesh FILE.obj|FILE.stl     upload a mesh; prints its content id
-  create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt)
+  create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt);
+                                    in JSON a tensor's "data" may be a list of numbers:
+                                    {"dtype": "FLOAT64", "data": [[0, 0, 0], [0.01, 0, 0]]}
   scenes                            list scenes
   get SCENE                         print a scene's info (links, sensors, output shapes)
   step SCENE POSES --quat_order=xyzw|wxyz [--dt=S]
@@ -333,8 +336,10 @@ int main(int argc, char** argv) {
     ss << in.rdbuf();
     v1::SceneSpec spec;
     if (absl::EndsWith(a.positional[1], ".json")) {
-      const auto s = google::protobuf::util::JsonStringToMessage(ss.str(), &spec);
-      if (!s.ok()) return Fail(absl::StrCat(a.positional[1], ": ", s.ToString()));
+      // Tensors may give their data as plain lists of numbers (taxel/spec_json.h).
+      auto parsed = taxel::SceneSpecFromJson(ss.str());
+      if (!parsed.ok()) return Fail(absl::StrCat(a.positional[1], ": ", parsed.status().message()));
+      spec = *std::move(parsed);
     } else if (!google::protobuf::TextFormat::ParseFromString(ss.str(), &spec)) {
       return Fail(absl::StrCat(a.positional[1], ": not a valid text-format taxel.v1.SceneSpec"));
     }
