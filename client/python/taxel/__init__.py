@@ -32,12 +32,13 @@ from taxel.mesh import mesh_content_id
 from taxel.replica_set import ReplicaSet, resolve_targets
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import Read, Scene, StepStream
+from taxel._version import read_version
 from taxel.sharded import ShardedScene, ShardedStepStream, split_envs
 from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, ContactProbe, Cylinder, ElastomerTaxel,
                         Entity, HalfSpace, Heightfield, KinematicTaxel, Link, Mesh, ProximityTaxel, SceneSpec, Sensor,
                         Shape, Sphere)
 
-__version__ = "0.1.0"
+__version__: str = read_version()  # the repository's VERSION (taxel/_version.py)
 
 __all__ = [
     "Client", "DEFAULT_MAX_MESSAGE_BYTES", "ReplicaSet", "resolve_targets", "placement", "Scene", "StepStream", "Read",
