@@ -189,7 +189,8 @@ class Client:
         `replace`: delete an existing scene of that name first. `auto_recreate`: see Client
         (default: the client's). `quat_order`, `dt`: defaults for `Scene.step` (still explicit).
         Errors: InvalidArgumentError naming the spec field ("spec.sensors[0].probe_radius"),
-        AlreadyExistsError, NotFoundError (unknown mesh id or link), ResourceExhaustedError.
+        AlreadyExistsError (a scene of that name exists; the message says to pass replace=True),
+        NotFoundError (unknown mesh id or link; `.field` names it), ResourceExhaustedError.
         """
         if isinstance(spec, SceneSpec):
             proto = spec.to_proto(resolve_mesh=self.upload_mesh)
@@ -203,7 +204,13 @@ class Client:
                 self._rpc("DeleteScene", service_pb2.DeleteSceneRequest(scene=proto.name))
             except NotFoundError:
                 pass
-        info = self._create(proto)
+        try:
+            info = self._create(proto)
+        except AlreadyExistsError as e:
+            if replace:  # someone created it again between our delete and create
+                raise
+            raise e.with_hint(f"pass replace=True to delete the existing scene '{proto.name}' and create this "
+                              "one") from None
         with self._lock:
             self._specs[proto.name] = proto
         return Scene(self, info, auto_recreate=self.auto_recreate if auto_recreate is None else auto_recreate,
@@ -215,7 +222,8 @@ class Client:
         try:
             return SceneInfo.from_proto(self._rpc("CreateScene", service_pb2.CreateSceneRequest(spec=proto)))
         except NotFoundError as e:
-            if ".mesh.mesh_id:" not in e.message or not self._restore_meshes(_mesh_ids(proto)):
+            about_mesh = (e.field or "").endswith(".mesh.mesh_id") or ".mesh.mesh_id:" in e.message
+            if not about_mesh or not self._restore_meshes(_mesh_ids(proto)):
                 raise
         return SceneInfo.from_proto(self._rpc("CreateScene", service_pb2.CreateSceneRequest(spec=proto)))
 

@@ -254,7 +254,7 @@ class ReplicaSet:
                 continue
             found.auto_recreate = self.auto_recreate if auto_recreate is None else auto_recreate
             return self._rehome(found, rid)
-        raise NotFoundError(f"scene: no scene named {name!r} on any live replica", code=None)
+        raise NotFoundError(f"scene: no scene named {name!r} on any live replica", field_path="scene")
 
     def _rehome(self, scene: Scene, replica_id: str) -> Scene:
         scene._client = _Route(self, scene.name, replica_id)
