@@ -18,6 +18,7 @@ Contact matrix: `taxel.SceneSpec(..., contact_bodies=["pad"], contact_partners=[
 See README.md ("Python client") and proto/taxel/v1/*.proto for the wire contract.
 """
 from taxel import placement, plot
+from taxel._version import read_version
 from taxel.client import DEFAULT_MAX_MESSAGE_BYTES, Client
 from taxel.contact import ContactMatrixSpec, NonlinearLaw, ReportedContacts
 from taxel.crosstalk import gaussian_crosstalk_kernel
@@ -32,7 +33,6 @@ from taxel.mesh import mesh_content_id
 from taxel.replica_set import ReplicaSet, resolve_targets
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import Read, Scene, StepStream
-from taxel._version import read_version
 from taxel.sharded import ShardedScene, ShardedStepStream, split_envs
 from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, ContactProbe, Cylinder, ElastomerTaxel,
                         Entity, HalfSpace, Heightfield, KinematicTaxel, Link, Mesh, ProximityTaxel, SceneSpec, Sensor,

@@ -1,11 +1,12 @@
 """`taxel.Client`: a connection to a taxel-server, its meshes and its scenes."""
 import logging
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import grpc
 
 from taxel._pb import scene_pb2, service_pb2, service_pb2_grpc
+from taxel._types import ArrayLike, QuatOrder
 from taxel.errors import AlreadyExistsError, NotFoundError, from_rpc_error
 from taxel.info import MeshInfo, SceneInfo, ServerInfo
 from taxel.mesh import canonical_mesh_arrays, mesh_content_id
@@ -131,7 +132,7 @@ class Client:
         """Versions, limits, capabilities and load of the server."""
         return ServerInfo.from_proto(self._rpc("GetServerInfo", service_pb2.GetServerInfoRequest()))
 
-    def upload_mesh(self, vertices, triangles, force: bool = False) -> str:
+    def upload_mesh(self, vertices: ArrayLike, triangles: ArrayLike, force: bool = False) -> str:
         """Uploads a triangle mesh and returns its content id (SHA-256 hex).
 
         `vertices`: [V, 3] real (float32/float64 sent as they are), metres, mesh frame.
@@ -181,8 +182,9 @@ class Client:
     # --------------------------------------------------------------------------------------------
     # Scenes
 
-    def create_scene(self, spec, replace: bool = False, auto_recreate: Optional[bool] = None,
-                     quat_order=None, dt: Optional[float] = None) -> Scene:
+    def create_scene(self, spec: Union[SceneSpec, "scene_pb2.SceneSpec"], replace: bool = False,
+                     auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
+                     dt: Optional[float] = None) -> Scene:
         """Registers a scene and returns its handle.
 
         `spec`: a taxel.SceneSpec (inline meshes are uploaded first) or a taxel.v1.SceneSpec proto.
@@ -250,7 +252,7 @@ class Client:
             log.warning("taxel: scene %r is gone and this client has no spec to re-create it", name)
         return info
 
-    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order=None,
+    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
               dt: Optional[float] = None) -> Scene:
         """A handle on an existing scene (NotFoundError if there is none). auto_recreate needs the
         spec, which only the client that created the scene keeps."""

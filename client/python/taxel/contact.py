@@ -16,7 +16,7 @@ Unknown names and globs matching nothing are InvalidArgumentError at scene creat
 """
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -100,8 +100,9 @@ class ContactMatrixSpec:
         form (server default 0.005).
     """
 
-    def __init__(self, bodies, partners=("terrain",), source="estimated", friction: bool = False, law=None,
-                 sample_spacing: Optional[float] = None):
+    def __init__(self, bodies: Union[str, Sequence[str]], partners: Union[str, Sequence[str]] = ("terrain",),
+                 source: Union[str, int] = "estimated", friction: bool = False,
+                 law: Union["NonlinearLaw", Dict[str, Any], None] = None, sample_spacing: Optional[float] = None):
         self.bodies = _names(bodies, "contact_bodies")
         if not self.bodies:
             raise ValueError("contact_bodies: empty; name at least one robot link (or 'all'), or leave the "
@@ -124,7 +125,7 @@ class ContactMatrixSpec:
     def source_name(self) -> str:
         return "reported" if self.source == scene_pb2.REPORTED else "estimated"
 
-    def to_proto(self, out=None) -> "scene_pb2.ContactMatrixSpec":
+    def to_proto(self, out: Optional["scene_pb2.ContactMatrixSpec"] = None) -> "scene_pb2.ContactMatrixSpec":
         out = scene_pb2.ContactMatrixSpec() if out is None else out
         out.bodies[:] = self.bodies
         out.partners[:] = self.partners

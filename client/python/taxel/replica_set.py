@@ -17,11 +17,13 @@ from typing import Dict, List, Optional, Sequence, Union
 import grpc
 
 from taxel import placement
-from taxel._pb import service_pb2
+from taxel._pb import scene_pb2, service_pb2
+from taxel._types import QuatOrder
 from taxel.client import Client
 from taxel.errors import AlreadyExistsError, NotFoundError, TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo
 from taxel.scene import Scene
+from taxel.spec import SceneSpec
 
 __all__ = ["ReplicaSet", "resolve_targets"]
 
@@ -223,7 +225,8 @@ class ReplicaSet:
     # --------------------------------------------------------------------------------------------
     # Scenes
 
-    def create_scene(self, spec, replace: bool = False, auto_recreate: Optional[bool] = None, quat_order=None,
+    def create_scene(self, spec: Union[SceneSpec, "scene_pb2.SceneSpec"], replace: bool = False,
+                     auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
                      dt: Optional[float] = None) -> Scene:
         """Client.create_scene on the replica `place(spec.name)`; the client of that replica keeps
         the spec (and meshes) for failover. A replica that turns out unreachable is marked down
@@ -240,7 +243,7 @@ class ReplicaSet:
                 continue
             return self._rehome(created, rid)
 
-    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order=None,
+    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
               dt: Optional[float] = None) -> Scene:
         """A handle on an existing scene: looked up on the live replicas in ranking order (so a
         scene created when the replicas were others is still found). NotFoundError if none has it."""

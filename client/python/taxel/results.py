@@ -11,7 +11,7 @@ taxel.tensors; a step's arrays are views into the one bytes object gRPC received
 taxel/_wire.py). The first axis follows `env_ids`.
 """
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -192,6 +192,10 @@ class StepResult(Mapping):
         return f"StepResult(step={self.step}, envs={len(self.env_ids)}, sensors={list(self.sensors)}{cm})"
 
 
+Names = Union[str, Sequence[str], None]
+"""Row or column names of a contact matrix, or globs (`*`, `?`): one or a list; None = all."""
+
+
 @dataclass(frozen=True)
 class ContactMatrix:
     """Partner-resolved contact forces (a slice of the scene's contact matrix).
@@ -260,7 +264,8 @@ class ContactMatrix:
             f = f[:, :, cols]
         return f
 
-    def in_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def in_contact(self, threshold: float, partners: Names = None, bodies: Names = None,
+                   friction: bool = False) -> np.ndarray:
         """[E, B] bool: whether some selected partner pushes on the body with more than `threshold`
         newtons — any over the selected columns p of |F[e, b, p]| > threshold (the Euclidean norm
         of each cell; strictly greater, so threshold 0 means "any non-zero force").
@@ -275,11 +280,12 @@ class ContactMatrix:
         f = self._sliced(partners, bodies, friction)
         return np.any(np.linalg.norm(f, axis=-1) > threshold, axis=-1)
 
-    def any_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def any_contact(self, threshold: float, partners: Names = None, bodies: Names = None,
+                    friction: bool = False) -> np.ndarray:
         """[E] bool: in_contact(...) of any selected body (e.g. "the robot touches the object")."""
         return np.any(self.in_contact(threshold, partners, bodies, friction), axis=-1)
 
-    def net_force(self, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def net_force(self, partners: Names = None, bodies: Names = None, friction: bool = False) -> np.ndarray:
         """[E, B, 3] float32: the force on each body summed over the selected partners (N, world)."""
         return self._sliced(partners, bodies, friction).sum(axis=2, dtype=np.float32)
 
