@@ -205,6 +205,49 @@ def test_quickstart_readings_match_the_closed_form(quickstart):
     np.testing.assert_array_equal(data["first_right_force"], np.zeros((1024, 16, 16, 3), np.float32))
 
 
+# Run in the venv: every parameter and return of the public API's methods is annotated (what an
+# IDE completes from), and the result types declare their channel attributes.
+ANNOTATIONS_CHECK = r"""
+import inspect, typing, taxel
+missing = []
+classes = [taxel.Client, taxel.Scene, taxel.StepStream, taxel.SceneSpec, taxel.Entity, taxel.Link, taxel.Asset,
+           taxel.ShardedScene, taxel.ShardedStepStream, taxel.ReplicaSet, taxel.Read, taxel.StepResult,
+           taxel.SensorResult, taxel.Readings, taxel.ContactMatrix, taxel.SceneInfo, taxel.Sphere, taxel.Box,
+           taxel.Capsule, taxel.Cylinder, taxel.HalfSpace, taxel.Heightfield, taxel.Mesh, taxel.KinematicTaxel,
+           taxel.ContactMatrixSpec, taxel.ReportedContacts, taxel.LocalServer]
+for cls in classes:
+    for name, fn in vars(cls).items():
+        if isinstance(fn, property):
+            fn, name = fn.fget, name + " (property)"
+        if isinstance(fn, (classmethod, staticmethod)):
+            fn = fn.__func__
+        if not inspect.isfunction(fn) or (name.startswith("_") and name != "__init__"):
+            continue
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        for p in params[1:] if params and params[0].name in ("self", "cls") else params:
+            if p.annotation is inspect.Parameter.empty:
+                missing.append(f"{cls.__name__}.{name}({p.name})")
+        if name != "__init__" and sig.return_annotation is inspect.Signature.empty:
+            missing.append(f"{cls.__name__}.{name} -> ?")
+for fn in (taxel.grid_points_on_plane, taxel.mesh_content_id, taxel.gaussian_crosstalk_kernel, taxel.split_envs):
+    sig = inspect.signature(fn)
+    missing += [f"{fn.__name__}({p.name})" for p in sig.parameters.values() if p.annotation is inspect.Parameter.empty]
+hints = typing.get_type_hints(taxel.SensorResult)
+for channel in ("contact", "depth", "normal", "area", "partner", "force", "torque", "displacement"):
+    if channel not in hints or channel not in typing.get_type_hints(taxel.Readings):
+        missing.append(f"channel {channel}")
+print("\n".join(missing))
+"""
+
+
+def test_public_api_is_annotated(venv, work):
+    out = subprocess.run([venv, "-I", "-c", ANNOTATIONS_CHECK], check=True, capture_output=True, text=True,
+                         cwd=work, env=clean_env()).stdout.splitlines()
+    missing = [line for line in out if line.strip()]
+    assert missing == [], "not annotated: " + ", ".join(missing)
+
+
 def test_package_sources_are_python_3_9(wheel):
     """py3-none-any promises any Python >= 3.9: no syntax newer than 3.9, and no `X | Y`
     annotation (evaluated at import before 3.10) in a module without `from __future__ import

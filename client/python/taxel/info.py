@@ -149,7 +149,7 @@ class SceneInfo:
     contact_matrix: Optional[ContactMatrixInfo] = None  # None when the scene has no contact matrix
 
     @classmethod
-    def from_proto(cls, p) -> "SceneInfo":
+    def from_proto(cls, p: "service_pb2.SceneInfo") -> "SceneInfo":
         links = tuple(LinkInfo(l.name, l.index, l.entity, _kind_name(scene_pb2.EntityKind, l.kind), l.moving_index)
                       for l in p.links)
         sensors = {s.name: SensorInfo.from_proto(s) for s in p.sensors}

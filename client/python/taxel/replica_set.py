@@ -12,7 +12,7 @@ same in the C++ and Node clients, so every client of a tenant finds a scene on t
 import logging
 import socket
 import threading
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import grpc
 
@@ -141,7 +141,7 @@ class ReplicaSet:
     """
 
     def __init__(self, targets: Union[str, Sequence[str]], tenant: str = "", auto_recreate: bool = False,
-                 probe_timeout: float = 2.0, **client_options):
+                 probe_timeout: float = 2.0, **client_options: Any):
         if not isinstance(tenant, str):
             raise TypeError(f"tenant: expected a string, got {type(tenant).__name__}")
         self.tenant = tenant
