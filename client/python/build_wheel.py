@@ -22,7 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 # What setup.py reads from the client directory (everything else there is build output).
-CLIENT_FILES = ["setup.py", "pyproject.toml", "gen_stubs.py"]
+CLIENT_FILES = ["setup.py", "pyproject.toml", "gen_stubs.py", "MANIFEST.in"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "_proto", ".proto-*", "VERSION")
 
 

@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 
@@ -139,14 +140,47 @@ def test_wheel_name_and_contents(wheel):
     assert requires == ["grpcio>=1.51", "numpy", "protobuf>=3.20"]
 
 
+def test_sdist_builds_the_same_wheel_without_the_repository(work, wheel):
+    """An sdist has no ../../VERSION and no proto/: its wheel takes the version from the copy
+    taxel/VERSION and keeps the stubs it carries."""
+    sys.path.insert(0, os.path.join(REPO, "client", "python"))
+    try:
+        import build_wheel
+    finally:
+        sys.path.pop(0)
+    root = tempfile.mkdtemp(prefix="sdist-", dir=work)
+    client = build_wheel.stage(os.path.join(root, "src"))
+    env = dict(clean_env(), PIP_NO_INDEX="1")
+    subprocess.run([SYSTEM_PYTHON, "setup.py", "-q", "sdist", "-d", os.path.join(root, "sdist")], check=True,
+                   cwd=client, env=env, capture_output=True)
+    version = repo_version()
+    sdist = os.path.join(root, "sdist", f"taxel-{version}.tar.gz")
+    with tarfile.open(sdist) as t:
+        t.extractall(os.path.join(root, "unpacked"))
+    unpacked = os.path.join(root, "unpacked", f"taxel-{version}")
+    assert not os.path.exists(os.path.join(unpacked, "..", "..", "VERSION"))
+    subprocess.run([SYSTEM_PYTHON, "-m", "pip", "wheel", "--no-index", "--no-build-isolation", "--no-deps", "--quiet",
+                    "-w", os.path.join(root, "wheel"), unpacked], check=True, cwd=root, env=env)
+    rebuilt = os.path.join(root, "wheel", os.path.basename(wheel))
+    with zipfile.ZipFile(rebuilt) as z, zipfile.ZipFile(wheel) as original:
+        assert z.read("taxel/VERSION").decode().strip() == version
+        assert sorted(n for n in z.namelist() if "dist-info" not in n) == \
+            sorted(n for n in original.namelist() if "dist-info" not in n)
+
+
 def test_versions_agree(quickstart, wheel):
-    """One version: VERSION, the Node package, the wheel's name and metadata, taxel.__version__."""
+    """One version: VERSION, the Node package (and its lock file), the wheel's name and metadata,
+    taxel.__version__ of the installed wheel."""
     _, facts = quickstart
     version = repo_version()
     assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
     with open(os.path.join(REPO, "client", "node", "package.json"), encoding="utf-8") as f:
         package = json.load(f)
     assert package["version"] == version and package["license"] == "Apache-2.0"
+    with open(os.path.join(REPO, "client", "node", "package-lock.json"), encoding="utf-8") as f:
+        lock = json.load(f)
+    assert lock["version"] == version and lock["packages"][""]["version"] == version
+    assert lock["packages"][""]["license"] == "Apache-2.0"
     assert os.path.basename(wheel).split("-")[1] == version
     assert facts["version"] == version and facts["dist_version"] == version
 
