@@ -27,7 +27,7 @@ __all__ = [
     "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
     "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError",
-    "from_rpc_error",
+    "from_rpc_error", "field_error",
 ]
 
 _DETAILS_KEY = "grpc-status-details-bin"
@@ -141,6 +141,13 @@ def _status_details(trailing_metadata) -> Tuple[List[FieldViolation], Optional[s
                 violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
         return violations, path
     return [], None
+
+
+def field_error(cls: type, field: str, description: str) -> TaxelError:
+    """An error of class `cls` about `field` made by the client itself, in the server's form: the
+    message "<field>: <description>" and one field violation, so that `.field` names it as it
+    would for the same refusal from a server."""
+    return cls(f"{field}: {description}", field_violations=[FieldViolation(field, description)])
 
 
 def from_rpc_error(error: grpc.RpcError) -> TaxelError:

@@ -22,7 +22,7 @@ from taxel._pb import scene_pb2, service_pb2
 from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.client import Client
 from taxel.contact import ContactsLike, ReportedContacts, _indices
-from taxel.errors import InvalidArgumentError, OutOfRangeError
+from taxel.errors import InvalidArgumentError, OutOfRangeError, field_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
 from taxel.scene import ReadArg, Scene, StepStream, _env_list
@@ -88,9 +88,9 @@ class _Route:
         seen = set()
         for i, e in enumerate(envs):
             if e < 0 or e >= num_envs:
-                raise OutOfRangeError(f"{field}[{i}]: env id {e} out of range [0, {num_envs})")
+                raise field_error(OutOfRangeError, f"{field}[{i}]", f"env id {e} out of range [0, {num_envs})")
             if e in seen:
-                raise InvalidArgumentError(f"{field}[{i}]: env id {e} appears more than once")
+                raise field_error(InvalidArgumentError, f"{field}[{i}]", f"env id {e} appears more than once")
             seen.add(e)
         a = np.asarray(envs, dtype=np.int64)
         shard_of = np.searchsorted(starts, a, side="right") - 1
@@ -251,7 +251,8 @@ class ShardedScene:
             stepped[route.envs] = True
         for i, e in enumerate(env.tolist()):
             if not stepped[e if 0 <= e < self.num_envs else -1]:
-                raise InvalidArgumentError(f"contacts.env[{i}]: env {e} is not one of the envs this step updates")
+                raise field_error(InvalidArgumentError, f"contacts.env[{i}]",
+                                  f"env {e} is not one of the envs this step updates")
         out = []
         for i, _, _ in route.parts:
             start, count = self.ranges[i]
