@@ -161,6 +161,17 @@ class Client:
             self._mesh_infos[resp.mesh_id] = MeshInfo.from_proto(resp)
         return resp.mesh_id
 
+    def delete_mesh(self, mesh_id: str) -> None:
+        """Forgets a mesh this client's tenant uploaded; the server frees it once no tenant holds it.
+
+        Raises FailedPreconditionError while one of the tenant's scenes uses it (delete those first)
+        and NotFoundError (`.field == "mesh_id"`) when the tenant has not uploaded it.
+        """
+        self._rpc("DeleteMesh", service_pb2.DeleteMeshRequest(mesh_id=mesh_id))
+        with self._lock:
+            self._meshes.pop(mesh_id, None)
+            self._mesh_infos.pop(mesh_id, None)
+
     def mesh_info(self, mesh_id: str) -> Optional[MeshInfo]:
         """What the server answered when this client uploaded `mesh_id` (None if it did not)."""
         with self._lock:
