@@ -75,9 +75,6 @@ def test_unknown_mesh_id_is_not_found(client, scene_name):
 
 # Where the server's field paths point: entity 0 is the robot "hand" (link "pad"), entity 1 the
 # object "ball" whose one link "body" has the ball's shape first (conftest.pad_and_ball_spec).
-SERVER_NOT_FOUND_FIELD_SKIP = (
-    "taxel-server does not send the field path of a NOT_FOUND status yet (server/grpc_status.cc only "
-    "details INVALID_ARGUMENT/OUT_OF_RANGE); the lead's server change of issue #14 adds it")
 
 
 def test_unknown_mesh_id_names_its_field(client, scene_name):
@@ -85,8 +82,6 @@ def test_unknown_mesh_id_names_its_field(client, scene_name):
     with pytest.raises(taxel.NotFoundError) as e:
         client.create_scene(spec)
     assert e.value.message.startswith("spec.entities[1].links[0].shapes[0].mesh.mesh_id: ")
-    if e.value.field is None:
-        pytest.skip(SERVER_NOT_FOUND_FIELD_SKIP)
     assert e.value.field == "spec.entities[1].links[0].shapes[0].mesh.mesh_id"
 
 
@@ -96,8 +91,6 @@ def test_unknown_link_name_names_its_field(client, scene_name):
     with pytest.raises(taxel.NotFoundError) as e:
         client.create_scene(spec)
     assert e.value.message == "spec.sensors[2].link: unknown link 'hand/palm'"
-    if e.value.field is None:
-        pytest.skip(SERVER_NOT_FOUND_FIELD_SKIP)
     assert e.value.field == "spec.sensors[2].link"
 
 
@@ -107,6 +100,7 @@ def test_duplicate_scene_says_replace(client, scene_name):
         client.create_scene(pad_and_ball_spec(scene_name, num_envs=5))
     assert f"a scene named '{scene_name}' already exists" in str(e.value)
     assert "pass replace=True" in str(e.value) and "pass replace=True" in e.value.message
+    assert e.value.field == "spec.name"  # the hint keeps the field the server named
     # What the hint promises: replace=True deletes the old scene (2 envs) and creates the new (5).
     replaced = client.create_scene(pad_and_ball_spec(scene_name, num_envs=5), replace=True)
     assert replaced.info().num_envs == 5 and client.scene(scene_name).info().num_envs == 5
