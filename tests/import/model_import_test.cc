@@ -152,7 +152,7 @@ TEST(ImportErrors, FileThatDoesNotLoadCarriesMujocosError) {
   EXPECT_THAT(imported.status().message(), HasSubstr("cannot load '" + path + "'"));
   EXPECT_THAT(imported.status().message(), HasSubstr("frobnicate"));  // MuJoCo names the element
 
-  auto missing = ImportModelFile(::testing::TempDir() + "/no_such_model.xml", {});
+  auto missing = ImportModelFile(TestDir() + "/no_such_model.xml", {});
   ASSERT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(missing.status().message(), HasSubstr("no_such_model.xml"));
 }

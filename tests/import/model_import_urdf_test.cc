@@ -16,80 +16,6 @@ namespace {
 
 using ::testing::ElementsAre;
 
-//   side view (x right, z up), at q = 0:
-//
-//                 tip (sphere r .025) at (.1, 0, .4) ── joint tip_joint (z) on the paddle
-//        paddle ═══╪═══  box .1 × .04 × .02 (full sizes), yawed 90°, centre (.05, 0, .4)
-//                  │     joint wrist (x) at (0, 0, .4)
-//             upper│     cylinder r .03, length .3, centre (0, 0, .25)
-//                  │     joint shoulder (y) at (0, 0, .1)
-//        ┌─────────┴─────────┐         shell: a .06 × .04 × .02 cuboid mesh (shell.obj, corner at
-//        │ base: box .2×.1×.1│ [shell]  its file origin), link at (.2, 0, 0) (joint shell_joint, z),
-//        └───────────────────┘          collision origin (.01, .02, .03)
-//   base is the root link: welded to the world → STATIC. MuJoCo's URDF reader fuses bodies welded
-//   to their parent (compiler fusestatic, on for URDF), so its geoms arrive on the world body:
-//   link "world". Its <visual> sphere is dropped.
-constexpr char kUrdf[] = R"(<robot name="test_arm">
-  <link name="base">
-    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-    <visual><geometry><sphere radius="0.5"/></geometry></visual>
-    <collision><origin xyz="0 0 0.05"/><geometry><box size="0.2 0.1 0.1"/></geometry></collision>
-  </link>
-  <link name="upper">
-    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-    <collision><origin xyz="0 0 0.15"/><geometry><cylinder radius="0.03" length="0.3"/></geometry></collision>
-  </link>
-  <link name="paddle">
-    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-    <collision><origin xyz="0.05 0 0" rpy="0 0 1.5707963267948966"/><geometry><box size="0.1 0.04 0.02"/></geometry></collision>
-  </link>
-  <link name="tip">
-    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-    <collision><geometry><sphere radius="0.025"/></geometry></collision>
-  </link>
-  <link name="shell">
-    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
-    <collision><origin xyz="0.01 0.02 0.03"/><geometry><mesh filename="shell.obj"/></geometry></collision>
-  </link>
-  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
-    <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="wrist" type="revolute"><parent link="upper"/><child link="paddle"/>
-    <origin xyz="0 0 0.3"/><axis xyz="1 0 0"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="tip_joint" type="revolute"><parent link="paddle"/><child link="tip"/>
-    <origin xyz="0.1 0 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-  <joint name="shell_joint" type="revolute"><parent link="base"/><child link="shell"/>
-    <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-</robot>
-)";
-
-// The cuboid [0, .06] × [0, .04] × [0, .02], faces counter-clockwise seen from outside.
-constexpr char kShellObj[] = R"(v 0 0 0
-v 0.06 0 0
-v 0.06 0.04 0
-v 0 0.04 0
-v 0 0 0.02
-v 0.06 0 0.02
-v 0.06 0.04 0.02
-v 0 0.04 0.02
-f 1 4 3
-f 1 3 2
-f 5 6 7
-f 5 7 8
-f 1 2 6
-f 1 6 5
-f 2 3 7
-f 2 7 6
-f 3 4 8
-f 3 8 7
-f 4 1 5
-f 4 5 8
-)";
-
-std::string WriteUrdf() {
-  WriteTempFile("shell.obj", kShellObj);
-  return WriteTempFile("test_arm.urdf", kUrdf);
-}
-
 std::vector<std::string> LinkNames(const v1::Entity& e) {
   std::vector<std::string> names;
   for (const auto& l : e.links()) names.push_back(l.name());
@@ -125,7 +51,7 @@ std::vector<Eigen::Vector3d> Points(const MeshArrays& a, const Eigen::Isometry3d
 }
 
 TEST(ImportUrdf, LinksShapesAndFramesByHand) {
-  auto imported = ImportModelFile(WriteUrdf(), {});
+  auto imported = ImportModelFile(WriteTestArmUrdf(), {});
   ASSERT_TRUE(imported.ok()) << imported.status();
   const v1::SceneSpec& spec = imported->spec();
   ASSERT_EQ(spec.entities_size(), 2);
@@ -162,7 +88,7 @@ TEST(ImportUrdf, LinksShapesAndFramesByHand) {
 
   // shell: wherever MuJoCo recentred the mesh, link pose × shape pose × vertex is the file's vertex
   // moved by the joint origin (.2, 0, 0) and the collision origin (.01, .02, .03), at q = 0.
-  const ModelPtr m = LoadMujoco(::testing::TempDir() + "/test_arm.urdf");
+  const ModelPtr m = LoadMujoco(WriteTestArmUrdf());
   const DataPtr d = MakeData(m.get());
   mj_forward(m.get(), d.get());
   const v1::Shape& shell = FindLink(robot, "shell")->shapes(0);
@@ -236,7 +162,7 @@ void ExpectGeomFramesMatch(const std::string& path) {
 }
 
 TEST(ImportFrames, HumanoidGeomsFollowMujocoPoses) { ExpectGeomFramesMatch(kHumanoidXml); }
-TEST(ImportFrames, UrdfGeomsFollowMujocoPoses) { ExpectGeomFramesMatch(WriteUrdf()); }
+TEST(ImportFrames, UrdfGeomsFollowMujocoPoses) { ExpectGeomFramesMatch(WriteTestArmUrdf()); }
 
 }  // namespace
 }  // namespace taxel::testing

@@ -74,17 +74,27 @@ absl::StatusOr<std::string> MujocoMesh(const mjModel* m, int g, MeshCache* cache
   const int k = m->geom_dataid[g];
   if (auto it = cache->by_mesh.find(k); it != cache->by_mesh.end()) return it->second;
   const int nv = m->mesh_vertnum[k], nf = m->mesh_facenum[k];
-  MeshArrays a;
   // mesh_vert is in the geom frame: the compiler recentred the vertices (inertial frame) and
-  // moved geom_pos/geom_quat to compensate; mesh scale is applied.
+  // moved geom_pos/geom_quat to compensate; mesh scale is applied. MuJoCo's OBJ reader gives every
+  // face its own corners; vertices with bit-identical coordinates are welded back together so
+  // that a closed mesh is watertight again (its geometry is unchanged).
   const float* vert = m->mesh_vert + 3 * m->mesh_vertadr[k];
-  a.vertices.assign(vert, vert + 3 * nv);
+  MeshArrays a;
+  std::vector<int32_t> welded(nv);
+  std::map<std::tuple<float, float, float>, int32_t> index_of;
+  for (int v = 0; v < nv; ++v) {
+    const auto key = std::make_tuple(vert[3 * v], vert[3 * v + 1], vert[3 * v + 2]);
+    auto [it, added] = index_of.emplace(key, static_cast<int32_t>(index_of.size()));
+    if (added) a.vertices.insert(a.vertices.end(), {vert[3 * v], vert[3 * v + 1], vert[3 * v + 2]});
+    welded[v] = it->second;
+  }
   const int* face = m->mesh_face + 3 * m->mesh_faceadr[k];
-  a.triangles.assign(face, face + 3 * nf);
-  for (int idx : a.triangles) {
-    if (idx < 0 || idx >= nv) {
-      return absl::InvalidArgumentError(absl::StrCat(GeomLabel(m, g), ": mesh face index ", idx, " outside [0, ", nv, ")"));
+  for (int i = 0; i < 3 * nf; ++i) {
+    if (face[i] < 0 || face[i] >= nv) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(GeomLabel(m, g), ": mesh face index ", face[i], " outside [0, ", nv, ")"));
     }
+    a.triangles.push_back(welded[face[i]]);
   }
   return cache->by_mesh[k] = AddMesh(cache, std::move(a));
 }

@@ -20,7 +20,8 @@
 //     sphere (size[0] radius), capsule and cylinder (size[0] radius, size[1] half-length, axis z),
 //     box (size = half extents), plane → HalfSpace (z <= 0 of the geom frame; MuJoCo's plane size
 //     is for rendering only), mesh → MeshRef (mesh_vert/mesh_face, already in the geom frame after
-//     MuJoCo's recentring; float32 in MuJoCo), hfield → Heightfield (heights = hfield_data ×
+//     MuJoCo's recentring; float32 in MuJoCo; bit-identical vertices welded, since MuJoCo's OBJ
+//     reader gives each face its own corners), hfield → Heightfield (heights = hfield_data ×
 //     size[2], rows along y; the solid extends below the surface to −∞, MuJoCo's base size[3] is
 //     dropped), ellipsoid → a MeshRef to a geodesic tessellation (inscribed: its vertices lie on
 //     the ellipsoid; 320 triangles by default) until implicit shapes exist.
