@@ -253,6 +253,7 @@ TEST(SceneBundle, JsonRoundTripIsExact) {
   EXPECT_EQ(back->meshes[0].mesh_id, imported->bundle.meshes[0].mesh_id);
   EXPECT_EQ(back->meshes[0].arrays.vertices, imported->bundle.meshes[0].arrays.vertices);
   EXPECT_EQ(back->meshes[0].arrays.triangles, imported->bundle.meshes[0].arrays.triangles);
+  EXPECT_EQ(back->geom_names, imported->bundle.geom_names);
 
   // A plain SceneSpec is a bundle without meshes.
   auto plain = ParseSceneBundleJson(R"({"name": "s", "num_envs": 2})", "spec.json");

@@ -135,6 +135,8 @@ TEST(ImportHumanoid, BodiesByGlobAndEntityName) {
   for (const auto& l : imported->spec().entities(0).links()) names.push_back(l.name());
   EXPECT_THAT(names, ElementsAre("right_foot", "left_foot", "right_hand", "left_hand"));
   EXPECT_EQ(imported->spec().entities(0).name(), "h1");
+  // The file's geom names, shape by shape (<geom name="right_right_foot" .../> first).
+  EXPECT_THAT(imported->bundle.geom_names.at("h1/right_foot"), ElementsAre("right_right_foot", "left_right_foot"));
 }
 
 TEST(ImportErrors, GlobMatchingNothingNamesTheFlag) {

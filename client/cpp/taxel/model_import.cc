@@ -240,6 +240,9 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
         if (moving) out.moving_bodies.push_back(b);
       }
       if (auto s = AddShape(m, g, options, &cache, *slot); !s.ok()) return s;
+      const v1::Entity& owner = moving ? robot : ground ? terrain : fixed;
+      const char* geom_name = mj_id2name(m, mjOBJ_GEOM, g);
+      out.bundle.geom_names[absl::StrCat(owner.name(), "/", (*slot)->name())].push_back(geom_name ? geom_name : "");
     }
   }
   for (v1::Entity* e : {&robot, &fixed, &terrain}) {

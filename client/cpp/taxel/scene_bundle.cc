@@ -104,7 +104,24 @@ std::string SceneBundleToJson(const SceneBundle& bundle) {
     AppendList(&out, m.arrays.triangles, 3);
     absl::StrAppend(&out, "}");
   }
-  absl::StrAppend(&out, bundle.meshes.empty() ? "]\n}\n" : "\n]\n}\n");
+  absl::StrAppend(&out, bundle.meshes.empty() ? "]" : "\n]");
+  if (!bundle.geom_names.empty()) {
+    absl::StrAppend(&out, ",\n\"geom_names\": {");
+    const char* sep = "\n";
+    for (const auto& [link, names] : bundle.geom_names) {
+      pb::Value v;
+      for (const std::string& n : names) v.mutable_list_value()->add_values()->set_string_value(n);
+      std::string list, key;
+      (void)pb::util::MessageToJsonString(v, &list);
+      pb::Value k;
+      k.set_string_value(link);
+      (void)pb::util::MessageToJsonString(k, &key);  // quoted and escaped
+      absl::StrAppend(&out, sep, "  ", key, ": ", list);
+      sep = ",\n";
+    }
+    absl::StrAppend(&out, "\n}");
+  }
+  absl::StrAppend(&out, "\n}\n");
   return out;
 }
 
@@ -118,7 +135,9 @@ absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const 
     return bundle;
   }
   for (const auto& [key, unused] : root.fields()) {
-    if (key != "scene" && key != "meshes") return Invalid(source, key, "unknown key (expected scene, meshes)");
+    if (key != "scene" && key != "meshes" && key != "geom_names") {
+      return Invalid(source, key, "unknown key (expected scene, meshes, geom_names)");
+    }
   }
   std::string scene_json;
   (void)pb::util::MessageToJsonString(root.fields().at("scene"), &scene_json);  // a Value always prints
@@ -132,6 +151,19 @@ absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const 
       auto mesh = ReadMesh(meshes.list_value().values(i), source, absl::StrCat("meshes[", i, "]"));
       if (!mesh.ok()) return mesh.status();
       bundle.meshes.push_back(*std::move(mesh));
+    }
+  }
+  if (root.fields().count("geom_names")) {
+    const pb::Value& names = root.fields().at("geom_names");
+    if (names.kind_case() != pb::Value::kStructValue) return Invalid(source, "geom_names", "expected an object");
+    for (const auto& [link, list] : names.struct_value().fields()) {
+      const std::string field = absl::StrCat("geom_names[\"", link, "\"]");
+      if (list.kind_case() != pb::Value::kListValue) return Invalid(source, field, "expected a list of strings");
+      std::vector<std::string>& out = bundle.geom_names[link];
+      for (const pb::Value& n : list.list_value().values()) {
+        if (n.kind_case() != pb::Value::kStringValue) return Invalid(source, field, "expected a list of strings");
+        out.push_back(n.string_value());
+      }
     }
   }
   return bundle;
