@@ -166,6 +166,12 @@ TEST(ImportErrors, BadOptionsNameTheFlag) {
   o.num_envs = 1;
   o.groups = {7};
   EXPECT_THAT(ImportModelFile(kHumanoidXml, o).status().message(), HasSubstr("--groups"));
+  o.groups = {};
+  o.ellipsoid_frequency = 0;
+  EXPECT_THAT(ImportModelFile(kHumanoidXml, o).status().message(), HasSubstr("--ellipsoid_frequency"));
+  o.ellipsoid_frequency = 4;
+  o.entity = "a/b";
+  EXPECT_THAT(ImportModelFile(kHumanoidXml, o).status().message(), HasSubstr("--entity"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,8 +267,24 @@ TEST(ImportShapes, EllipsoidAsAnInscribedMeshAndGroupsSelectGeoms) {
                  z = mesh.arrays.vertices[v + 2] / 0.02;
     EXPECT_NEAR(x * x + y * y + z * z, 1.0, 1e-12);  // on the ellipsoid
   }
+  // Inscribed, and no deeper than the documented 1.8 % at the face centres: the centroid c of
+  // each triangle, in the unit-sphere coordinates (x/a, y/b, z/c), has 0.982 <= |c| < 1.
+  const auto& tri = mesh.arrays.triangles;
+  for (size_t t = 0; t < tri.size(); t += 3) {
+    Eigen::Vector3d c = Eigen::Vector3d::Zero();
+    for (int k = 0; k < 3; ++k) c += Eigen::Map<const Eigen::Vector3d>(&mesh.arrays.vertices[3 * tri[t + k]]) / 3;
+    const double r = Eigen::Vector3d(c.x() / 0.1, c.y() / 0.05, c.z() / 0.02).norm();
+    EXPECT_LT(r, 1.0);
+    EXPECT_GE(r, 1 - 0.018);
+  }
   ASSERT_EQ(imported->notes.size(), 1u);
   EXPECT_THAT(imported->notes[0], HasSubstr("geom 'egg': ellipsoid"));
+
+  ImportOptions coarse;
+  coarse.ellipsoid_frequency = 2;
+  auto coarse_import = ImportModelFile(TerrainModel(), coarse);
+  ASSERT_TRUE(coarse_import.ok()) << coarse_import.status();
+  EXPECT_EQ(coarse_import->bundle.meshes.at(0).arrays.triangles.size(), 3u * 20 * 4);  // 20·2²
 
   ImportOptions o;
   o.groups = {3};

@@ -37,7 +37,7 @@ Commands:
   info                              server version, limits and capabilities
   upload-mesh FILE.obj|FILE.stl     upload a mesh; prints its content id
   import FILE [--entity NAME] [--bodies GLOB]... [--groups G,...] [--num_envs N] [--scene NAME]
-                                    compile an MJCF or URDF file with MuJoCo and print a scene
+         [--ellipsoid_frequency F]  compile an MJCF or URDF file with MuJoCo and print a scene
                                     bundle (JSON: the SceneSpec + its meshes) on stdout; no server
   create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt)
                                     or a scene bundle (.json, from import: uploads its meshes)
@@ -78,7 +78,8 @@ struct Args {
 
 // Flags of `import` that also take their value as the next argument (`--bodies 'hand/*'`).
 bool TakesValue(const std::string& name) {
-  return name == "entity" || name == "bodies" || name == "groups" || name == "num_envs" || name == "scene";
+  return name == "entity" || name == "bodies" || name == "groups" || name == "num_envs" || name == "scene" ||
+         name == "ellipsoid_frequency";
 }
 
 Args ParseArgs(int argc, char** argv) {
@@ -293,6 +294,9 @@ int Import(const Args& a) {
     options.groups.push_back(group);
   }
   if (!absl::SimpleAtoi(a.Flag("num_envs", "1"), &options.num_envs)) return Fail("--num_envs must be an integer");
+  if (!absl::SimpleAtoi(a.Flag("ellipsoid_frequency", "4"), &options.ellipsoid_frequency)) {
+    return Fail("--ellipsoid_frequency must be an integer");
+  }
   auto imported = taxel::ImportModelFile(a.positional[1], options);
   if (!imported.ok()) return Fail(imported.status());
   for (const std::string& note : imported->notes) std::fprintf(stderr, "taxel-cli: import: %s\n", note.c_str());

@@ -167,7 +167,10 @@ absl::Status CheckOptions(const ImportOptions& o) {
       return absl::InvalidArgumentError(absl::StrCat("--groups: expected geom groups in [0, ", mjNGROUP, "), got ", g));
     }
   }
-  if (o.ellipsoid_frequency < 1) return absl::InvalidArgumentError("ellipsoid_frequency: expected >= 1");
+  if (o.ellipsoid_frequency < 1 || o.ellipsoid_frequency > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--ellipsoid_frequency: expected 1..64 (20·F² triangles), got ", o.ellipsoid_frequency));
+  }
   return absl::OkStatus();
 }
 
