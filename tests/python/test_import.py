@@ -89,6 +89,18 @@ def test_humanoid_links_and_sizes_from_the_file():
     assert spec.geom_names["h/right_foot"] == ["right_right_foot", "left_right_foot"]
 
 
+def test_from_bundle_reads_the_cli_file(tmp_path):
+    """A bundle written by `taxel-cli import` to a file reads back as the same spec."""
+    import subprocess
+    out = tmp_path / "h.json"
+    with open(out, "w") as f:
+        subprocess.run([os.environ["TAXEL_CLI"], "import", HUMANOID, "--bodies=*_foot"], stdout=f, check=True)
+    a = taxel.SceneSpec.from_bundle(str(out))
+    b = taxel.SceneSpec.from_mjcf(HUMANOID, bodies=["*_foot"])
+    assert a.to_proto() == b.to_proto()
+    assert [l.name for l in a.entities[0].links] == ["right_foot", "left_foot"]
+
+
 def test_bodies_glob_and_errors(tmp_path):
     spec = taxel.SceneSpec.from_mjcf(HUMANOID, bodies=["*_hand"], num_envs=8)
     assert spec.num_envs == 8
