@@ -180,7 +180,9 @@ TEST(ImportErrors, BadOptionsNameTheFlag) {
 //   hfield "h": 3 rows (along y) × 4 columns (along x), size (.3, .2, .1, .05): x in [−.3, .3]
 //   (dx = .6/3 = .2), y in [−.2, .2] (dy = .4/2 = .2); raw elevation 10·i + j, which MuJoCo
 //   normalises to [0, 1] (÷ 23) and scales by size[2]: height(i, j) = (10·i + j)/23 · 0.1.
-//   body "blob" (free joint): an ellipsoid (.1, .05, .02) and a sphere in group 3 that cannot collide.
+//   body "blob" (free joint): an ellipsoid (.1, .05, .02) and a sphere in group 3 that cannot collide;
+//   body "target": a mocap body (no joint, but moved by mocap_pos): a ROBOT link;
+//   body "shelf": no joint, at (0, .5, .3) yawed 90°: STATIC, with that pose.
 
 std::string HfieldFile() {
   std::string bytes;
@@ -206,6 +208,8 @@ std::string TerrainModel() {
       <geom name="egg" type="ellipsoid" size="0.1 0.05 0.02"/>
       <geom name="marker" type="sphere" size="0.01" contype="0" conaffinity="0" group="3"/>
     </body>
+    <body name="target" mocap="true" pos="0 0 2"><geom name="goal" type="box" size="0.01 0.01 0.01"/></body>
+    <body name="shelf" pos="0 0.5 0.3" euler="0 0 90"><geom name="board" type="box" size="0.2 0.1 0.01"/></body>
   </worldbody>
 </mujoco>
 )");
@@ -247,6 +251,24 @@ TEST(ImportShapes, HeightfieldSamplesRowsAlongY) {
       EXPECT_NEAR(0.5 - dist, h[4 * i + j], 1e-6) << i << "," << j;
     }
   }
+}
+
+TEST(ImportShapes, MocapBodiesMoveWeldedBodiesAreStatic) {
+  auto imported = ImportModelFile(TerrainModel(), {});
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  const v1::Entity* robot = FindEntity(imported->spec(), "terrain_test");
+  ASSERT_NE(robot, nullptr);
+  ASSERT_EQ(robot->links_size(), 2);
+  EXPECT_EQ(robot->links(0).name(), "blob");
+  EXPECT_EQ(robot->links(1).name(), "target");
+  const v1::Entity* fixed = FindEntity(imported->spec(), "terrain_test_static");
+  ASSERT_NE(fixed, nullptr);
+  ASSERT_EQ(fixed->links_size(), 1);
+  EXPECT_EQ(fixed->links(0).name(), "shelf");
+  const Eigen::Isometry3d X_WS = PoseOf(fixed->links(0).pose());
+  EXPECT_TRUE(X_WS.translation().isApprox(Eigen::Vector3d(0, 0.5, 0.3), 1e-15));
+  EXPECT_TRUE(X_WS.linear().col(0).isApprox(Eigen::Vector3d(0, 1, 0), 1e-12));  // yawed 90°: x → y
+  EXPECT_THAT(fixed->links(0).shapes(0).box().half_extents(), ElementsAre(0.2, 0.1, 0.01));
 }
 
 TEST(ImportShapes, EllipsoidAsAnInscribedMeshAndGroupsSelectGeoms) {

@@ -193,6 +193,15 @@ absl::StatusOr<std::vector<bool>> SelectBodies(const mjModel* m, const std::stri
   return keep;
 }
 
+// A body moves when a body on its path to the world (itself included) has a joint or is a mocap
+// body (moved by data->mocap_pos/quat). Without either it is welded to the world.
+bool Moving(const mjModel* m, int b) {
+  for (; b > 0; b = m->body_parentid[b]) {
+    if (m->body_jntnum[b] > 0 || m->body_mocapid[b] >= 0) return true;
+  }
+  return false;
+}
+
 bool GeomSelected(const mjModel* m, int g, const std::vector<int>& groups) {
   if (groups.empty()) return (m->geom_contype[g] | m->geom_conaffinity[g]) != 0;
   for (int group : groups) {
@@ -230,7 +239,7 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
   MeshCache cache{&out.bundle, {}, {}, &out.notes};
   for (int b = 0; b < m->nbody; ++b) {
     if (!(*keep)[b]) continue;
-    const bool moving = m->body_weldid[b] != 0;
+    const bool moving = Moving(m, b);
     v1::Link *link = nullptr, *fixed_link = nullptr, *terrain_link = nullptr;
     for (int g = m->body_geomadr[b]; g < m->body_geomadr[b] + m->body_geomnum[b]; ++g) {
       if (!GeomSelected(m, g, options.groups)) continue;

@@ -11,9 +11,10 @@
 // Mapping (docs/reference.md, "Importing MJCF and URDF"). MuJoCo compiles the file (mj_loadXML
 // reads both formats); the importer reads the COMPILED model, so every frame is the one MuJoCo
 // simulates:
-//   body with a joint on its path to the world → link `E/<body>` of the ROBOT entity E, moved
+//   body with a joint (or a mocap body) on its path to the world → link `E/<body>` of the ROBOT
+//     entity E, moved
 //     every step by data->xpos / data->xquat of that body (the body frame, not the inertial one);
-//   body welded to the world (no joint up to it, the world body included) → its geoms go to the
+//   body welded to the world (neither up to it, the world body included) → its geoms go to the
 //     fixed entities: planes and height fields to TERRAIN `E_terrain`, the rest to STATIC
 //     `E_static`, link `<body>` with the body's fixed pose in world (X_WB at qpos0);
 //   geom → Shape with pose X_BG = (geom_pos, geom_quat) (WXYZ) of the compiled model:
