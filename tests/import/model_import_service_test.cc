@@ -242,6 +242,49 @@ TEST_F(ImportServiceTest, HumanoidContactMatrixOverFeetAndHands) {
   EXPECT_NEAR(fz["right_foot"], fz["left_foot"], 1e-4 * fz["left_foot"]);
 }
 
+// The server reads the imported height field as MuJoCo lays it out. 3 rows (y) × 4 columns (x),
+// size (.3, .2, .1, .05): dx = dy = .2. Raw values: a flat patch of 5 over rows 0–1 × columns 0–1
+// (the −x, −y corner), the rest rising to 23; MuJoCo normalises by the range 0..23, so the patch is at
+// z = 5/23 · .1. Its centre is (−.3 + .1, −.2 + .1) = (−.2, −.1) in the field's frame, placed at
+// (1, 0, 0). A probe kGap above the patch centre is more than .1 m (the patch's half width) from any
+// sloped part, so it reads R − kGap; a grid read transposed or flipped would put other samples
+// (0, 9, 12, 14, 17, 20, 21 or 23) under the probe.
+TEST_F(ImportServiceTest, HeightfieldIsReadAsMujocoLaysItOut) {
+  const float raw[12] = {5, 5, 9, 0, 5, 5, 12, 17, 20, 14, 21, 23};
+  std::string bytes;
+  const int32_t dims[2] = {3, 4};
+  bytes.append(reinterpret_cast<const char*>(dims), sizeof(dims));
+  bytes.append(reinterpret_cast<const char*>(raw), sizeof(raw));
+  WriteTempFile("patch.bin", bytes);
+  const std::string path = WriteTempFile("patch.xml", R"(<mujoco model="patch">
+  <asset><hfield name="h" file="patch.bin" size="0.3 0.2 0.1 0.05"/></asset>
+  <worldbody>
+    <geom name="ground" type="hfield" hfield="h" pos="1 0 0"/>
+    <body name="marker" pos="0 0 3"><freejoint/><geom type="sphere" size="0.01"/></body>
+  </worldbody>
+</mujoco>
+)");
+  ImportOptions o;
+  o.num_envs = 1;
+  auto imported = ImportModelFile(path, o);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  AddProbeCarrier(&imported->bundle.scene);
+  auto info = CreateSceneFromBundle(*client_, imported->bundle);
+  ASSERT_TRUE(info.ok()) << info.status();
+
+  const ModelPtr m = LoadMujoco(path);
+  const DataPtr d = MakeData(m.get());
+  mj_forward(m.get(), d.get());
+  const Eigen::Vector3d s(1 - 0.2, -0.1, 5.0 / 23 * 0.1);
+  // MuJoCo's ray caster finds the patch there too.
+  const mjtNum from[3] = {s.x(), s.y(), 1}, down[3] = {0, 0, -1};
+  int geom = -1;
+  EXPECT_NEAR(1 - mj_ray(m.get(), d.get(), from, down, nullptr, 1, -1, &geom), s.z(), 1e-7);
+  const std::vector<float> depth = DepthsAt(*client_, *imported, d.get(), {{"patch", s, Eigen::Vector3d::UnitZ()}});
+  ASSERT_EQ(depth.size(), 1u);
+  EXPECT_NEAR(depth[0], kProbeR - kGap, 1e-6);
+}
+
 TEST(SceneBundle, JsonRoundTripIsExact) {
   auto imported = ImportModelFile(UrdfPath(), {});
   ASSERT_TRUE(imported.ok()) << imported.status();

@@ -2,6 +2,7 @@
 checked against the numbers of the files themselves and a reading worked out by hand."""
 import math
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -63,8 +64,12 @@ SHELL_URDF = f"""<robot name="shelf">
 
 @pytest.fixture(autouse=True)
 def _need_cli():
-    if not os.environ.get("TAXEL_CLI"):
-        pytest.skip("TAXEL_CLI is not set (CTest sets it to the built taxel-cli)")
+    cli = os.environ.get("TAXEL_CLI")
+    if not cli or not os.access(cli, os.X_OK):
+        pytest.skip("TAXEL_CLI does not name a built taxel-cli (CTest sets it; build the target taxel-cli)")
+    probe = subprocess.run([cli, "import", "/nonexistent.xml"], capture_output=True, text=True)
+    if "built without MuJoCo" in probe.stderr:
+        pytest.skip("taxel-cli was built without MuJoCo (libmujoco-dev)")
 
 
 def test_humanoid_links_and_sizes_from_the_file():
@@ -91,7 +96,6 @@ def test_humanoid_links_and_sizes_from_the_file():
 
 def test_from_bundle_reads_the_cli_file(tmp_path):
     """A bundle written by `taxel-cli import` to a file reads back as the same spec."""
-    import subprocess
     out = tmp_path / "h.json"
     with open(out, "w") as f:
         subprocess.run([os.environ["TAXEL_CLI"], "import", HUMANOID, "--bodies=*_foot"], stdout=f, check=True)
