@@ -318,8 +318,10 @@ int Run(taxel::Client& client) {
   auto info = taxel::CreateSceneFromBundle(client, imported->bundle);
   if (!info.ok()) return Fail(info.status());
   // The scene's moving links are the ROBOT entity's, in the importer's order (MovingLinkPoses).
-  if (info->moving_links_size() != 2 || info->moving_links(0) != "mujoco/tip" || info->moving_links(1) != "mujoco/ball") {
-    return Fail(absl::InternalError(absl::StrCat("unexpected moving links [", absl::StrJoin(info->moving_links(), ", "), "]")));
+  if (info->moving_links_size() != 2 || info->moving_links(0) != "mujoco/tip" ||
+      info->moving_links(1) != "mujoco/ball") {
+    return Fail(
+        absl::InternalError(absl::StrCat("unexpected moving links [", absl::StrJoin(info->moving_links(), ", "), "]")));
   }
   const int ball_body = mj_name2id(m, mjOBJ_BODY, "ball");
   std::printf("MuJoCo %s; Taxel scene '%s', moving links [%s]; %d pad probes\n\n", mj_versionString(),

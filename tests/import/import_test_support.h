@@ -3,18 +3,17 @@
 #ifndef TAXEL_TESTS_IMPORT_IMPORT_TEST_SUPPORT_H_
 #define TAXEL_TESTS_IMPORT_IMPORT_TEST_SUPPORT_H_
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <memory>
 #include <string>
 
-#include <mujoco/mujoco.h>
-
 #include "Eigen/Geometry"
 #include "gtest/gtest.h"
 #include "taxel/v1/scene.pb.h"
+#include <mujoco/mujoco.h>
+#include <sys/stat.h>
 
 namespace taxel::testing {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "server/server.h"
 #include "taxel/client.h"
 #include "taxel/model_import.h"
@@ -115,8 +115,8 @@ TEST_F(ImportServiceTest, UrdfPosedByMujocoReadsTheDepthNextToEachGeom) {
   AddProbeCarrier(&imported->bundle.scene);
   auto info = CreateSceneFromBundle(*client_, imported->bundle);
   ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_THAT(info->moving_links(),
-              ::testing::ElementsAre("test_arm/upper", "test_arm/paddle", "test_arm/tip", "test_arm/shell", "probe/body"));
+  EXPECT_THAT(info->moving_links(), ::testing::ElementsAre("test_arm/upper", "test_arm/paddle", "test_arm/tip",
+                                                           "test_arm/shell", "probe/body"));
 
   const ModelPtr m = LoadMujoco(UrdfPath());
   const DataPtr d = MakeData(m.get());
@@ -135,7 +135,8 @@ TEST_F(ImportServiceTest, UrdfPosedByMujocoReadsTheDepthNextToEachGeom) {
       {"upper cylinder side", GeomPos(d.get(), upper) + GeomRot(d.get(), upper).col(0) * m->geom_size[3 * upper],
        GeomRot(d.get(), upper).col(0)},
       // tip sphere: along the tip body's x (away from the paddle).
-      {"tip sphere", GeomPos(d.get(), tip) + BodyPose(d.get(), mj_name2id(m.get(), mjOBJ_BODY, "tip")).linear().col(0) * 0.025,
+      {"tip sphere",
+       GeomPos(d.get(), tip) + BodyPose(d.get(), mj_name2id(m.get(), mjOBJ_BODY, "tip")).linear().col(0) * 0.025,
        BodyPose(d.get(), mj_name2id(m.get(), mjOBJ_BODY, "tip")).linear().col(0)},
       // base box (static, on the world): centre of its −x face, (−.1, 0, .05).
       {"base −x face", Eigen::Vector3d(-0.1, 0, 0.05), Eigen::Vector3d(-1, 0, 0)},
@@ -316,7 +317,8 @@ TEST(SceneBundle, MalformedMeshesNameTheField) {
   EXPECT_THAT(bad(R"([{"mesh_id": "x", "vertices": []}])").message(), HasSubstr("meshes[0].triangles: missing"));
   EXPECT_THAT(bad(R"([{"mesh_id": "x", "vertices": [], "triangles": [], "colour": 1}])").message(),
               HasSubstr("meshes[0].colour: unknown key"));
-  EXPECT_THAT(ParseSceneBundleJson(R"({"scene": {"nmae": "s"}})", "b.json").status().message(), HasSubstr("b.json: scene:"));
+  EXPECT_THAT(ParseSceneBundleJson(R"({"scene": {"nmae": "s"}})", "b.json").status().message(),
+              HasSubstr("b.json: scene:"));
 }
 
 // The shell cuboid arrives welded (8 corners): the server sees it closed and outward.

@@ -19,10 +19,10 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Bodies of humanoid.xml in file order (depth first), the world body left out.
-const std::vector<std::string> kHumanoidBodies = {
-    "torso",     "head",      "lower_waist",     "pelvis",          "right_thigh", "right_shin",
-    "right_foot", "left_thigh", "left_shin",     "left_foot",       "right_upper_arm", "right_lower_arm",
-    "right_hand", "left_upper_arm", "left_lower_arm", "left_hand"};
+const std::vector<std::string> kHumanoidBodies = {"torso",       "head",           "lower_waist",     "pelvis",
+                                                  "right_thigh", "right_shin",     "right_foot",      "left_thigh",
+                                                  "left_shin",   "left_foot",      "right_upper_arm", "right_lower_arm",
+                                                  "right_hand",  "left_upper_arm", "left_lower_arm",  "left_hand"};
 
 TEST(ImportHumanoid, OneRobotEntityWithEveryBodyAndTheFloorAsTerrain) {
   auto imported = ImportModelFile(kHumanoidXml, {});

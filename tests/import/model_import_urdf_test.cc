@@ -46,7 +46,8 @@ double MaxNearest(const std::vector<Eigen::Vector3d>& a, const std::vector<Eigen
 
 std::vector<Eigen::Vector3d> Points(const MeshArrays& a, const Eigen::Isometry3d& X) {
   std::vector<Eigen::Vector3d> out;
-  for (size_t i = 0; i < a.vertices.size(); i += 3) out.push_back(X * Eigen::Vector3d(a.vertices[i], a.vertices[i + 1], a.vertices[i + 2]));
+  for (size_t i = 0; i < a.vertices.size(); i += 3)
+    out.push_back(X * Eigen::Vector3d(a.vertices[i], a.vertices[i + 1], a.vertices[i + 2]));
   return out;
 }
 

@@ -59,7 +59,7 @@ Default target: 127.0.0.1:50051 (or $TAXEL_TARGET).
 )";
 
 struct Args {
-  std::map<std::string, std::string> flags;  // --name=value / --name (the last one wins)
+  std::map<std::string, std::string> flags;                    // --name=value / --name (the last one wins)
   std::vector<std::pair<std::string, std::string>> all_flags;  // every --name=value, in order
   std::vector<std::string> positional;
   std::vector<std::string> All(const std::string& name) const {

@@ -18,8 +18,8 @@ namespace {
 
 std::string Sanitize(std::string name) {
   for (char& c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) c = '_';
   }
   return name;
@@ -63,8 +63,10 @@ struct MeshCache {
 std::string AddMesh(MeshCache* cache, MeshArrays arrays) {
   std::vector<Eigen::Vector3d> v(arrays.vertices.size() / 3);
   std::vector<geometry::Triangle> t(arrays.triangles.size() / 3);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = {arrays.vertices[3 * i], arrays.vertices[3 * i + 1], arrays.vertices[3 * i + 2]};
-  for (size_t i = 0; i < t.size(); ++i) t[i] = {arrays.triangles[3 * i], arrays.triangles[3 * i + 1], arrays.triangles[3 * i + 2]};
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = {arrays.vertices[3 * i], arrays.vertices[3 * i + 1], arrays.vertices[3 * i + 2]};
+  for (size_t i = 0; i < t.size(); ++i)
+    t[i] = {arrays.triangles[3 * i], arrays.triangles[3 * i + 1], arrays.triangles[3 * i + 2]};
   std::string id = geometry::TriangleMesh::ContentId(v, t);
   cache->bundle->meshes.push_back({id, std::move(arrays)});
   return id;
@@ -105,7 +107,8 @@ std::string EllipsoidMesh(const mjModel* m, int g, int frequency, MeshCache* cac
   if (auto it = cache->by_ellipsoid.find(key); it != cache->by_ellipsoid.end()) return it->second;
   const geometry::MeshData unit = geometry::GeodesicSphere(1.0, frequency);
   MeshArrays a;
-  for (const Eigen::Vector3d& v : unit.vertices) a.vertices.insert(a.vertices.end(), {s[0] * v.x(), s[1] * v.y(), s[2] * v.z()});
+  for (const Eigen::Vector3d& v : unit.vertices)
+    a.vertices.insert(a.vertices.end(), {s[0] * v.x(), s[1] * v.y(), s[2] * v.z()});
   for (const auto& t : unit.triangles) a.triangles.insert(a.triangles.end(), t.begin(), t.end());
   cache->notes->push_back(absl::StrCat(GeomLabel(m, g), ": ellipsoid (", s[0], ", ", s[1], ", ", s[2],
                                        ") as an inscribed mesh of ", unit.triangles.size(), " triangles"));
@@ -131,7 +134,9 @@ absl::Status AddShape(const mjModel* m, int g, const ImportOptions& options, Mes
       for (int i = 0; i < 3; ++i) shape->mutable_box()->add_half_extents(size[i]);
       break;
     case mjGEOM_PLANE: shape->mutable_half_space(); break;
-    case mjGEOM_ELLIPSOID: shape->mutable_mesh()->set_mesh_id(EllipsoidMesh(m, g, options.ellipsoid_frequency, cache)); break;
+    case mjGEOM_ELLIPSOID:
+      shape->mutable_mesh()->set_mesh_id(EllipsoidMesh(m, g, options.ellipsoid_frequency, cache));
+      break;
     case mjGEOM_MESH: {
       auto id = MujocoMesh(m, g, cache);
       if (!id.ok()) return id.status();
@@ -186,8 +191,8 @@ absl::StatusOr<std::vector<bool>> SelectBodies(const mjModel* m, const std::stri
       if (Glob(glob, names[b]) || Glob(glob, absl::StrCat(entity, "/", names[b]))) any = keep[b] = true;
     }
     if (!any) {
-      return absl::InvalidArgumentError(absl::StrCat("--bodies: '", glob, "' matches no body of the model (bodies: ",
-                                                     absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--bodies: '", glob, "' matches no body of the model (bodies: ", absl::StrJoin(names, ", "), ")"));
     }
   }
   return keep;
@@ -262,8 +267,9 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
   }
   if (spec.entities_size() == 0) {
     return absl::InvalidArgumentError(
-        options.groups.empty() ? "nothing to import: no selected body has a geom that can collide (contype | conaffinity != 0)"
-                               : "nothing to import: no selected body has a geom in --groups");
+        options.groups.empty()
+            ? "nothing to import: no selected body has a geom that can collide (contype | conaffinity != 0)"
+            : "nothing to import: no selected body has a geom in --groups");
   }
   return out;
 }

@@ -35,11 +35,10 @@
 #include <string>
 #include <vector>
 
-#include <mujoco/mujoco.h>
-
 #include "absl/status/statusor.h"
 #include "taxel/scene_bundle.h"
 #include "taxel/v1/scene.pb.h"
+#include <mujoco/mujoco.h>
 
 namespace taxel {
 

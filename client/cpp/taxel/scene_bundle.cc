@@ -177,10 +177,9 @@ absl::StatusOr<v1::SceneInfo> CreateSceneFromBundle(Client& client, const SceneB
       return absl::Status(r.status().code(), absl::StrCat("meshes[", i, "]: ", r.status().message()));
     }
     if (r->mesh_id() != m.mesh_id) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("meshes[", i, "].mesh_id: the server's content id of these vertices and triangles is ",
-                       r->mesh_id(), ", not ", m.mesh_id,
-                       " (the mesh was edited: update mesh_id here and in the MeshRefs that use it)"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "meshes[", i, "].mesh_id: the server's content id of these vertices and triangles is ", r->mesh_id(),
+          ", not ", m.mesh_id, " (the mesh was edited: update mesh_id here and in the MeshRefs that use it)"));
     }
   }
   return client.CreateScene(bundle.scene);
