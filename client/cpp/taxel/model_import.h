@@ -3,8 +3,8 @@
 //   taxel::ImportOptions options;
 //   options.bodies = {"*_foot", "*_hand"};
 //   auto imported = taxel::ImportModelFile("humanoid.xml", options);
-//   for (const auto& mesh : imported->meshes) client->UploadMesh(mesh.vertices, mesh.triangles);
-//   client->CreateScene(imported->spec);
+//   // ... add sensors to imported->bundle.scene ...
+//   auto info = taxel::CreateSceneFromBundle(*client, imported->bundle);  // uploads the meshes
 //   // every step: poses of the moving links straight from MuJoCo (WXYZ)
 //   std::vector<double> poses = taxel::MovingLinkPoses(*imported, data);
 //
@@ -12,8 +12,8 @@
 // reads both formats); the importer reads the COMPILED model, so every frame is the one MuJoCo
 // simulates:
 //   body with a joint (or a mocap body) on its path to the world → link `E/<body>` of the ROBOT
-//     entity E, moved
-//     every step by data->xpos / data->xquat of that body (the body frame, not the inertial one);
+//     entity E, moved every step by data->xpos / data->xquat of that body (the body frame, not
+//     the inertial one);
 //   body welded to the world (neither up to it, the world body included) → its geoms go to the
 //     fixed entities: planes and height fields to TERRAIN `E_terrain`, the rest to STATIC
 //     `E_static`, link `<body>` with the body's fixed pose in world (X_WB at qpos0);
