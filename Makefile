@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test bench run demo clean python
+.PHONY: all deps configure build test bench run demo clean python wheel
 .PHONY: test-asan test-tsan image image-test deploy-render
 
 all: build
@@ -43,6 +43,11 @@ demo: build
 python: deps
 	[ -x .venv/bin/python ] || /usr/bin/python3 -m venv --system-site-packages .venv
 	.venv/bin/pip install --no-index --no-build-isolation client/python
+
+# dist/taxel-$(cat VERSION)-py3-none-any.whl, built offline (client/python/build_wheel.py: Debian's
+# setuptools + wheel through pip, no index). `pip install dist/taxel-*.whl` into any Python >= 3.9.
+wheel: deps
+	/usr/bin/python3 client/python/build_wheel.py --out dist
 
 # libFuzzer targets (fuzz/) in their own clang + ASan/UBSan build, FUZZ_SECONDS per target.
 FUZZ_BUILD_DIR ?= build-fuzz

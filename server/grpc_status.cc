@@ -16,10 +16,9 @@ grpc::Status ToGrpcStatus(const absl::Status& unprefixed, absl::string_view fiel
   const auto code = static_cast<grpc::StatusCode>(status.code());
   std::string message(status.message());
   const std::optional<std::string> field = FieldOf(status);
-  if (!field.has_value() ||
-      (status.code() != absl::StatusCode::kInvalidArgument && status.code() != absl::StatusCode::kOutOfRange)) {
-    return grpc::Status(code, message);
-  }
+  // Any code that concerns a field carries it (NOT_FOUND of a mesh id, RESOURCE_EXHAUSTED of a
+  // dt, ...), so that every client reads the path from the details instead of the message.
+  if (!field.has_value()) return grpc::Status(code, message);
   google::rpc::BadRequest bad_request;
   auto* violation = bad_request.add_field_violations();
   violation->set_field(*field);

@@ -224,6 +224,14 @@ absl::Status TaxelHandlers::ListScenes(const Call& call, const v1::ListScenesReq
   return absl::OkStatus();
 }
 
+absl::Status TaxelHandlers::DeleteMesh(const Call& call, const v1::DeleteMeshRequest& request,
+                                       v1::DeleteMeshResponse* /*out*/) {
+  TAXEL_RETURN_IF_ERROR(deps_.registry->DeleteMesh(call.tenant, request.mesh_id()));
+  Log(LogLevel::kInfo, "mesh_deleted", {{"mesh", request.mesh_id().substr(0, 16)}, {"tenant", call.tenant}});
+  UpdateGauges();
+  return absl::OkStatus();
+}
+
 absl::Status TaxelHandlers::DeleteScene(const Call& call, const v1::DeleteSceneRequest& request,
                                         v1::DeleteSceneResponse* /*out*/) {
   TAXEL_RETURN_IF_ERROR(deps_.registry->Delete(call.tenant, request.scene()));

@@ -46,6 +46,7 @@ class TaxelHandlers {
   absl::Status GetScene(const Call& call, const v1::GetSceneRequest& request, v1::SceneInfo* response);
   absl::Status ListScenes(const Call& call, const v1::ListScenesRequest& request, v1::ListScenesResponse* response);
   /// On success the caller also ends the scene's open streams (they are the transport's).
+  absl::Status DeleteMesh(const Call& call, const v1::DeleteMeshRequest& request, v1::DeleteMeshResponse* response);
   absl::Status DeleteScene(const Call& call, const v1::DeleteSceneRequest& request, v1::DeleteSceneResponse* response);
   absl::Status AddSensor(const Call& call, const v1::AddSensorRequest& request, v1::SensorInfo* response);
   absl::Status RemoveSensor(const Call& call, const v1::RemoveSensorRequest& request,

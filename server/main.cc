@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/flags_help.h"
@@ -130,7 +131,10 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   absl::SetProgramUsageMessage(
       "Taxel: tactile-sensor readings and contact forces as a gRPC service.\n"
-      "  taxel-server [--address=0.0.0.0:50051] [--metrics_address=0.0.0.0:9464] [--threads=N] ...");
+      "  taxel-server [--address=127.0.0.1:50051] [--metrics_address=127.0.0.1:9464] [--threads=N] ...");
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("taxel-server ") + taxel::server::kTaxelVersion + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   if (taxel::server::HelpRequested(argc, argv)) {  // every flag of this file, exit 0 (absl's --help exits 1)
     taxel::server::PrintFlagsHelp(std::cout, absl::ProgramUsageMessage(), "address");
     return 0;

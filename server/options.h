@@ -21,10 +21,11 @@ struct Limits {
 };
 
 struct ServerOptions {
-  /// gRPC listening address: "host:port" (port 0 picks one) or "unix:/path/to.sock".
-  std::string address = "0.0.0.0:50051";
+  /// gRPC listening address: "host:port" (port 0 picks one) or "unix:/path/to.sock". This machine
+  /// only by default; a container or cluster passes 0.0.0.0 explicitly (with tokens and TLS).
+  std::string address = "127.0.0.1:50051";
   /// Prometheus /metrics address ("host:port"); empty disables the endpoint.
-  std::string metrics_address = "0.0.0.0:9464";
+  std::string metrics_address = "127.0.0.1:9464";
   int eval_threads = 0;     ///< sensor evaluation threads; 0 = hardware concurrency
   int request_threads = 0;  ///< request handler threads; 0 = max(2, eval_threads)
   size_t max_queue = 1024;  ///< requests waiting for a handler thread

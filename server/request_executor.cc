@@ -1,10 +1,12 @@
 #include "server/request_executor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace taxel::server {
 
-RequestExecutor::RequestExecutor(int num_threads, size_t max_queue) : max_queue_(std::max<size_t>(1, max_queue)) {
+RequestExecutor::RequestExecutor(int num_threads, size_t max_queue, std::function<void(size_t)> on_depth)
+    : max_queue_(std::max<size_t>(1, max_queue)), on_depth_(std::move(on_depth)) {
   for (int i = 0; i < std::max(1, num_threads); ++i) threads_.emplace_back([this] { Loop(); });
 }
 
@@ -23,6 +25,7 @@ bool RequestExecutor::TrySubmit(std::function<void()> work, std::function<void()
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || refusing_ || queue_.size() >= max_queue_) return false;
     queue_.push_back({std::move(work), std::move(refuse)});
+    DepthChanged();
   }
   cv_.notify_one();
   return true;
@@ -34,6 +37,7 @@ void RequestExecutor::RefuseQueued() {
     std::lock_guard<std::mutex> lock(mu_);
     refusing_ = true;
     refused.swap(queue_);
+    DepthChanged();
   }
   for (Item& item : refused) {
     if (item.refuse) item.refuse();
@@ -54,6 +58,7 @@ void RequestExecutor::Loop() {
       if (queue_.empty()) return;  // stopping and drained
       work = std::move(queue_.front().work);
       queue_.pop_front();
+      DepthChanged();
     }
     work();
   }

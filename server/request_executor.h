@@ -16,7 +16,10 @@ namespace taxel::server {
 
 class RequestExecutor {
  public:
-  RequestExecutor(int num_threads, size_t max_queue);
+  /// `on_depth` (optional) is called with the new number of queued closures every time it changes
+  /// (a submission, a closure taken by a thread, a refusal), under the queue's lock, so that calls
+  /// arrive in order: keep it cheap (e.g. set a gauge) and never call back into the executor.
+  RequestExecutor(int num_threads, size_t max_queue, std::function<void(size_t)> on_depth = nullptr);
   /// Refuses everything still queued, waits for the closures running, and joins the threads.
   ~RequestExecutor();
   RequestExecutor(const RequestExecutor&) = delete;
@@ -34,7 +37,11 @@ class RequestExecutor {
 
  private:
   void Loop();
+  void DepthChanged() const {
+    if (on_depth_) on_depth_(queue_.size());
+  }
   const size_t max_queue_;
+  const std::function<void(size_t)> on_depth_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   struct Item {

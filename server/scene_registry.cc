@@ -114,6 +114,32 @@ double SceneRegistry::TenantBytesLocked(const std::string& tenant) const {
 // -----------------------------------------------------------------------------------------------
 // Scenes
 
+namespace {
+
+// Every mesh a scene uses, by id, with the path of its first use ("entities[1].links[0].shapes[2]
+// .mesh.mesh_id", or "entities[1].assets[0].link_shapes[0][1].mesh.mesh_id").
+std::map<std::string, std::string> MeshesOf(const scene::SceneSpec& spec) {
+  std::map<std::string, std::string> out;
+  const auto add = [&](const std::vector<scene::ShapeSpec>& shapes, const std::string& field) {
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      if (shapes[k].kind == geometry::ShapeKind::kMesh)
+        out.emplace(shapes[k].mesh_id, absl::StrCat(field, "[", k, "].mesh.mesh_id"));
+    }
+  };
+  for (size_t e = 0; e < spec.entities.size(); ++e) {
+    const scene::EntitySpec& entity = spec.entities[e];
+    for (size_t l = 0; l < entity.links.size(); ++l)
+      add(entity.links[l].shapes, absl::StrCat("entities[", e, "].links[", l, "].shapes"));
+    for (size_t a = 0; a < entity.assets.size(); ++a) {
+      for (size_t l = 0; l < entity.assets[a].link_shapes.size(); ++l)
+        add(entity.assets[a].link_shapes[l], absl::StrCat("entities[", e, "].assets[", a, "].link_shapes[", l, "]"));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::Status SceneRegistry::CheckRoomLocked(const Key& key) const {
   if (scenes_.count(key)) {
     return FieldError(absl::StatusCode::kAlreadyExists, "name",
@@ -158,6 +184,7 @@ absl::Status SceneRegistry::Create(const std::string& tenant, scene::SceneSpec s
         absl::StrCat("num_envs x probes = ", probes, " exceeds the server limit of ", limits_.max_probes_per_scene));
   }
   const auto key = std::make_pair(tenant, spec.name);
+  const std::map<std::string, std::string> uses = MeshesOf(spec);
   std::set<std::string> visible;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -174,10 +201,21 @@ absl::Status SceneRegistry::Create(const std::string& tenant, scene::SceneSpec s
   std::lock_guard<std::mutex> entry_lock(entry->mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Re-check under the lock: a concurrent Create of the same name may have won.
+    // Re-check under the lock: a concurrent Create of the same name may have won, a concurrent
+    // DeleteMesh may have taken a mesh this scene uses.
     TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
+    const auto held = tenant_meshes_.find(tenant);
+    std::set<std::string> ids;
+    for (const auto& [id, field] : uses) {
+      if (held == tenant_meshes_.end() || !held->second.count(id)) {
+        return FieldError(absl::StatusCode::kNotFound, field,
+                          absl::StrCat("mesh '", id, "' was deleted while the scene was being created"));
+      }
+      ids.insert(id);
+    }
     scenes_[key] = entry;
     scene_bytes_[key] = bytes;
+    scene_meshes_[key] = std::move(ids);
   }
   created(*entry);
   return absl::OkStatus();  // the reservation is released after the real bytes are recorded
@@ -228,6 +266,7 @@ absl::Status SceneRegistry::Delete(const std::string& tenant, const std::string&
     entry = it->second;
     scenes_.erase(it);
     scene_bytes_.erase({tenant, name});
+    scene_meshes_.erase({tenant, name});
   }
   std::lock_guard<std::mutex> lock(entry->mu_);  // wait for an operation in flight
   entry->deleted_ = true;
@@ -275,6 +314,28 @@ absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::strin
   std::lock_guard<std::mutex> lock(mu_);
   out.newly_added = tenant_meshes_[tenant].insert(out.result.id).second;
   return out;
+}
+
+absl::Status SceneRegistry::DeleteMesh(const std::string& tenant, const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto held = tenant_meshes_.find(tenant);
+  if (held == tenant_meshes_.end() || !held->second.count(id)) {
+    return FieldError(absl::StatusCode::kNotFound, "mesh_id", absl::StrCat("mesh '", id, "' has not been uploaded"));
+  }
+  for (auto it = scene_meshes_.lower_bound({tenant, ""}); it != scene_meshes_.end() && it->first.first == tenant;
+       ++it) {
+    if (it->second.count(id)) {
+      return FieldError(absl::StatusCode::kFailedPrecondition, "mesh_id",
+                        absl::StrCat("mesh '", id, "' is used by scene '", it->first.second, "'; delete the scene first"));
+    }
+  }
+  held->second.erase(id);
+  if (held->second.empty()) tenant_meshes_.erase(held);
+  for (const auto& [other, ids] : tenant_meshes_) {
+    if (ids.count(id)) return absl::OkStatus();  // another tenant still holds it
+  }
+  meshes_->Remove(id);
+  return absl::OkStatus();
 }
 
 // -----------------------------------------------------------------------------------------------

@@ -109,6 +109,12 @@ class SceneRegistry {
   absl::StatusOr<MeshAdded> AddMesh(const std::string& tenant, std::vector<Eigen::Vector3d> vertices,
                                     std::vector<geometry::Triangle> triangles);
 
+  /// Forgets mesh `id` for `tenant`: NOT_FOUND (field "mesh_id") when the tenant has not uploaded
+  /// it, FAILED_PRECONDITION naming the scene while one of the tenant's scenes uses it. The mesh's
+  /// bytes stop counting against the tenant at once, and the store frees it when no tenant holds
+  /// it any more (no scene can then use it: a scene uses only its own tenant's meshes).
+  absl::Status DeleteMesh(const std::string& tenant, const std::string& id);
+
   /// Limits check for adding a sensor to a scene (call inside WithScene).
   absl::Status CheckAddSensor(const scene::Scene& scene, const sensors::SensorSpec& spec) const;
   /// Records the current size of a scene after it changed (call inside WithScene).
@@ -137,6 +143,7 @@ class SceneRegistry {
   std::map<Key, std::shared_ptr<SceneEntry>> scenes_;
   std::map<Key, int64_t> scene_bytes_;                          // at creation and after every change
   std::map<std::string, std::set<std::string>> tenant_meshes_;  // mesh ids each tenant uploaded
+  std::map<Key, std::set<std::string>> scene_meshes_;           // mesh ids each scene uses
   std::map<std::string, double> reserved_;                      // per tenant, in flight
   double reserved_total_ = 0;
 };

@@ -104,7 +104,11 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   s->meshes_ = std::make_unique<geometry::MeshStore>();
   s->registry_ = std::make_unique<SceneRegistry>(s->options_.limits, s->meshes_.get());
   s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
-  s->executor_ = std::make_unique<RequestExecutor>(options.request_threads, options.max_queue);
+  // The queue-depth gauge follows every change of the queue (not only submissions), so an idle
+  // server reads 0.
+  s->executor_ = std::make_unique<RequestExecutor>(
+      options.request_threads, options.max_queue,
+      [metrics = s->metrics_.get()](size_t depth) { metrics->SetExecutorQueueDepth(static_cast<int64_t>(depth)); });
   const bool auth = !tokens.empty();
   TaxelService::Deps deps{&s->options_,       s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
                           s->executor_.get(), s->eval_pool_.get(), std::move(tokens)};

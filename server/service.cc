@@ -63,7 +63,6 @@ grpc::ServerUnaryReactor* TaxelService::RunUnary(grpc::CallbackServerContext* ct
       },
       [finish] { finish(ShuttingDown()); });
   if (!queued) finish(draining_ ? ShuttingDown() : Busy());
-  deps_.metrics->SetExecutorQueueDepth(static_cast<int64_t>(deps_.executor->queue_depth()));
   return reactor;
 }
 
@@ -109,6 +108,11 @@ grpc::ServerUnaryReactor* TaxelService::GetServerInfo(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* TaxelService::UploadMesh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
                                                    grpc::ByteBuffer* out) {
   return Serve(ctx, "UploadMesh", in, out, &TaxelHandlers::UploadMesh);
+}
+
+grpc::ServerUnaryReactor* TaxelService::DeleteMesh(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,
+                                                   grpc::ByteBuffer* out) {
+  return Serve(ctx, "DeleteMesh", in, out, &TaxelHandlers::DeleteMesh);
 }
 
 grpc::ServerUnaryReactor* TaxelService::CreateScene(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* in,

@@ -32,13 +32,14 @@ namespace taxel::server {
 /// and StepStream responses are written by hand (server/step_wire.h) into pooled buffers
 /// (server/response_buffers.h) instead of being built and serialised by protobuf.
 using TaxelServiceBase = v1::Taxel::WithRawCallbackMethod_GetServerInfo<
-    v1::Taxel::WithRawCallbackMethod_UploadMesh<v1::Taxel::WithRawCallbackMethod_CreateScene<
+    v1::Taxel::WithRawCallbackMethod_UploadMesh<v1::Taxel::WithRawCallbackMethod_DeleteMesh<
+    v1::Taxel::WithRawCallbackMethod_CreateScene<
         v1::Taxel::WithRawCallbackMethod_GetScene<v1::Taxel::WithRawCallbackMethod_ListScenes<
             v1::Taxel::WithRawCallbackMethod_DeleteScene<v1::Taxel::WithRawCallbackMethod_AddSensor<
                 v1::Taxel::WithRawCallbackMethod_RemoveSensor<v1::Taxel::WithRawCallbackMethod_UpdateSensor<
                     v1::Taxel::WithRawCallbackMethod_Step<v1::Taxel::WithRawCallbackMethod_StepStream<
                         v1::Taxel::WithRawCallbackMethod_ReadSensors<v1::Taxel::WithRawCallbackMethod_ResetEnvs<
-                            v1::Taxel::WithRawCallbackMethod_GetContactMatrix<v1::Taxel::Service>>>>>>>>>>>>>>;
+                            v1::Taxel::WithRawCallbackMethod_GetContactMatrix<v1::Taxel::Service>>>>>>>>>>>>>>>;
 
 class TaxelService final : public TaxelServiceBase {
  public:
@@ -58,6 +59,8 @@ class TaxelService final : public TaxelServiceBase {
   grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
                                           grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* UploadMesh(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
+                                       grpc::ByteBuffer*) override;
+  grpc::ServerUnaryReactor* DeleteMesh(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
                                        grpc::ByteBuffer*) override;
   grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext*, const grpc::ByteBuffer*,
                                         grpc::ByteBuffer*) override;

@@ -449,6 +449,15 @@ class TaxelClient {
   }
 
   /**
+   * Forgets a mesh this tenant uploaded; the server frees it once no tenant holds it.
+   * FAILED_PRECONDITION while one of the tenant's scenes uses it, NOT_FOUND when not uploaded.
+   * @param {string} meshId @returns {Promise<object>} {}
+   */
+  deleteMesh(meshId) {
+    return this.call('DeleteMesh', { mesh_id: meshId });
+  }
+
+  /**
    * Registers a scene. Tensors inside the spec (probe_local_pos, probe_radius, heights) are wire
    * Tensors: build them with {@link tensor}.
    * @param {object} spec a taxel.v1.SceneSpec (snake_case fields)

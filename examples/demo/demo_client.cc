@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "taxel/client.h"
 
 namespace {
@@ -85,6 +86,7 @@ void PrintPad(const std::vector<float>& force) {
   static const char* kShades = " .:-=+*#%@";
   double fmax = 1e-12;
   for (size_t k = 2; k < force.size(); k += 3) fmax = std::max<double>(fmax, std::abs(force[k]));
+  std::printf("    |Fz| per taxel, seen from above (+y up): ' ' 0  . : - = + * # %% @  %.3f N (the largest)\n", fmax);
   for (int i = kGrid - 1; i >= 0; --i) {
     std::string row = "    |";
     for (int j = 0; j < kGrid; ++j) {
@@ -120,8 +122,13 @@ int main(int argc, char** argv) {
   if (!scene.ok()) return Fail(scene.status());
   std::printf(
       "Scene '%s': moving links [%s, %s], sensors 'skin' (KinematicTaxel) and 'depth' (ContactDepthProbe), "
-      "16x16 probes each\n\n",
+      "16x16 probes each\n",
       scene->name().c_str(), scene->moving_links(0).c_str(), scene->moving_links(1).c_str());
+  std::printf(
+      "Each probe is a sphere of radius %.0f mm centred on the pad's surface: it reads a depth of R + p when the\n"
+      "ball is p into the pad, so taxels start touching while the ball is still up to 1 mm above it.\n"
+      "Forces are in the pad's frame (+z out of the pad): a negative Fz is the ball pressing the pad down.\n\n",
+      1e3 * kProbeRadius);
 
   auto stream = client.OpenStepStream();
   const double dt = 0.01;
@@ -161,10 +168,12 @@ int main(int argc, char** argv) {
     }
     peak_force = std::max(peak_force, std::abs(fz));
     if (step % 50 == 0 || step == 99 || step == 150 || step == 299) {
+      const std::string where = press < 0 ? absl::StrFormat("%.2f mm above the pad", -1e3 * press)
+                                          : absl::StrFormat("%.2f mm into the pad ", 1e3 * press);
       std::printf(
-          "step %3d  ball at x=%+.1f mm, %+.2f mm into the pad | %3d taxels touching, max depth %.2f mm, "
+          "step %3d  ball at x=%+.1f mm, %s | %3d taxels touching, max depth %.2f mm, "
           "sum Fz %+.3f N, sum Fx %+.4f N  (server: evaluate %.0f us)\n",
-          step, 1e3 * x, 1e3 * press, touching, 1e3 * dmax, fz, fx, r->timing().evaluate_us());
+          step, 1e3 * x, where.c_str(), touching, 1e3 * dmax, fz, fx, r->timing().evaluate_us());
       if (touching > 0 && (step == 99 || step == 150)) PrintPad(force);
     }
   }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # taxel-cli end to end: a real taxel-server on 127.0.0.1:0, every command, checked outputs.
-# Usage: cli_test.sh TAXEL_SERVER TAXEL_CLI
+# Usage: cli_test.sh TAXEL_SERVER TAXEL_CLI VERSION_FILE
 set -euo pipefail
 SERVER="$1"
 CLI="$2"
+VERSION_FILE="$3"
 WORK="$(mktemp -d)"
 LOG="$WORK/server.log"
 "$SERVER" --address=127.0.0.1:0 --metrics_address= 2>"$LOG" &
@@ -89,6 +90,19 @@ cli create-scene "$WORK/scene.textproto" > "$WORK/created"
 grep -q 'moving_links: "hand/pad"' "$WORK/created" || fail "create-scene output"
 grep -q 'shape: \[2, 3, 3\]' "$WORK/created" || fail "output shape [2, 3, 3]"
 cli scenes | grep -qE "^cli +2 +1 +0" || fail "scenes listing"
+# The same pad in JSON, tensors as plain lists of numbers (shape from the nesting).
+cat > "$WORK/scene.json" <<SPEC
+{"name": "cli_json", "num_envs": 1,
+ "entities": [{"name": "hand", "kind": "ROBOT", "links": [{"name": "pad"}]}],
+ "sensors": [{"name": "depth", "kind": "CONTACT_DEPTH_PROBE", "link": "pad",
+              "probe_local_pos": {"data": [[[-0.01, -0.01, 0], [0, -0.01, 0]], [[-0.01, 0, 0], [0, 0, 0]]]},
+              "probe_radius": {"data": 0.002}}]}
+SPEC
+cli create-scene "$WORK/scene.json" | grep -q 'shape: \[1, 2, 2\]' || fail "create-scene from JSON lists"
+cli delete cli_json
+sed -i 's/"data": 0.002/"data": [0.002, "x"]/' "$WORK/scene.json"
+if cli create-scene "$WORK/scene.json" 2>"$WORK/err"; then fail "a string in a tensor list accepted"; fi
+grep -q 'sensors\[0\].probe_radius.data\[1\]: expected a number, got "x"' "$WORK/err" || fail "JSON list error: $(cat "$WORK/err")"
 
 # replay: 2 steps. Env 0: cube bottom face (z = c - 0.05) 1 mm below the pad plane, so every
 # probe reads R + 1 mm = 3 mm; env 1: cube far away, 0. Identity quaternions (xyzw).
@@ -97,31 +111,71 @@ cli scenes | grep -qE "^cli +2 +1 +0" || fail "scenes listing"
   echo "0 0 0 0 0 0 1  0 0 0.049 0 0 0 1   0 0 0 0 0 0 1  0 0 1 0 0 0 1"
   echo "0 0 0 0 0 0 1  0 0 0.049 0 0 0 1   0 0 0 0 0 0 1  0 0 1 0 0 0 1"
 } > "$WORK/poses.txt"
-cli replay cli "$WORK/poses.txt" --dt=0.01 > "$WORK/replay"
+# The quaternion order has no default: without it nothing is stepped.
+if cli replay cli "$WORK/poses.txt" --dt=0.01 2>"$WORK/err"; then fail "replay without --quat_order accepted"; fi
+grep -q -- "--quat_order is required: xyzw or wxyz" "$WORK/err" || fail "quat_order message: $(cat "$WORK/err")"
+cli scenes | grep -qE "^cli +2 +1 +0 " || fail "a refused replay stepped: $(cli scenes)"
+cli replay cli "$WORK/poses.txt" --dt=0.01 --quat_order=xyzw > "$WORK/replay"
 [ "$(grep -c '^step ' "$WORK/replay")" -eq 2 ] || fail "replay steps: $(cat "$WORK/replay")"
 grep -q "depth: max 0.003 (9 nonzero)" "$WORK/replay" || fail "replay summary: $(cat "$WORK/replay")"
-cli replay cli "$WORK/poses.txt" --stream > /dev/null || fail "replay --stream"
+cli replay cli "$WORK/poses.txt" --stream --quat_order=xyzw > /dev/null || fail "replay --stream"
 
 # read: env 0 prints 3 rows of 0.003 and writes a PNG heatmap; env 1 reads zeros.
 cli read cli --sensor=depth --channel=depth --env=0 --png="$WORK/depth.png" > "$WORK/read0"
 [ "$(grep -cE '^ +0\.003 +0\.003 +0\.003$' "$WORK/read0")" -eq 3 ] || fail "read env 0: $(cat "$WORK/read0")"
 head -c 8 "$WORK/depth.png" | od -An -tx1 | grep -q "89 50 4e 47 0d 0a 1a 0a" || fail "PNG signature"
+# Decoded by Pillow: 3 x 3 cells of 16 px (48 px), bar 60 px tall (its minimum) so the grid sits
+# 12 px down; every cell reads the maximum (white); the bar runs white (top) to black (bottom), at
+# x = 48 + 12 gap; labels (white ink) right of it, from x = 48 + 12 + 16 + 6 = 82.
+/usr/bin/python3 - "$WORK/depth.png" <<'PY' || fail "depth.png pixels"
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+assert im.size == (158, 60), im.size
+px = im.load()
+for x, y in [(8, 20), (40, 59), (24, 36)]:
+    assert px[x, y] == (255, 255, 255), (x, y, px[x, y])
+assert px[8, 5] == (64, 64, 64), px[8, 5]            # above the grid: background
+assert px[65, 0] == (255, 255, 255) and px[65, 59] == (0, 0, 0), (px[65, 0], px[65, 59])
+mid = px[65, 30]
+assert mid[0] == 255 and 0 < mid[1] < 255, mid       # red-to-yellow in the middle
+ink = sum(px[x, y] == (255, 255, 255) for x in range(82, 158) for y in range(60))
+assert ink > 40, ink                                  # "0.003", "m" and "0"
+PY
+# Several grid channels: one file each (FILE's stem + .SENSOR.CHANNEL.png), none overwritten.
+cli read cli --sensor=depth --env=0 --png="$WORK/all.png" > "$WORK/readall"
+for ch in depth normal area; do
+  [ -s "$WORK/all.depth.$ch.png" ] || fail "no all.depth.$ch.png: $(cat "$WORK/readall")"
+done
+cmp -s "$WORK/all.depth.depth.png" "$WORK/depth.png" || fail "the depth heatmap differs when read with the others"
+cmp -s "$WORK/all.depth.depth.png" "$WORK/all.depth.area.png" && fail "area overwrote depth"
+if cli read cli --sensor=depth --channel=contact --png="$WORK/c.png" 2>"$WORK/err"; then fail "png of a bool channel"; fi
+grep -q -- "--png: no grid channel" "$WORK/err" || fail "png message: $(cat "$WORK/err")"
 cli read cli --sensor=depth --channel=depth --env=1 > "$WORK/read1"
 [ "$(grep -cE '^ +0 +0 +0$' "$WORK/read1")" -eq 3 ] || fail "read env 1: $(cat "$WORK/read1")"
 
 # Errors name the field: wrong number of pose values; an env out of range.
 echo "0 0 0 0 0 0 1" > "$WORK/bad.txt"
-if cli step cli "$WORK/bad.txt" 2>"$WORK/err"; then fail "bad poses accepted"; fi
+if cli step cli "$WORK/bad.txt" --quat_order=xyzw 2>"$WORK/err"; then fail "bad poses accepted"; fi
 grep -q "expected a multiple of 14 numbers" "$WORK/err" || fail "bad poses message: $(cat "$WORK/err")"
 if cli read cli --env=7 2>"$WORK/err"; then fail "env 7 accepted"; fi
 grep -q "OUT_OF_RANGE: env_ids\[0\]: env id 7 out of range \[0, 2)" "$WORK/err" || fail "env message: $(cat "$WORK/err")"
 
-# reset and delete.
+# reset and delete; the cube mesh goes once its scene is gone.
+if cli delete-mesh "$ID" 2>"$WORK/err"; then fail "delete-mesh of a mesh in use"; fi
+grep -q "FAILED_PRECONDITION: mesh_id: mesh '$ID' is used by scene 'cli'" "$WORK/err" || fail "delete-mesh: $(cat "$WORK/err")"
 cli reset cli 0
 cli read cli --sensor=depth --channel=depth --env=0 | grep -qE '^ +0 +0 +0$' || fail "reset"
 cli delete cli
 if cli get cli 2>"$WORK/err"; then fail "deleted scene still there"; fi
 grep -q "NOT_FOUND" "$WORK/err" || fail "delete"
+cli delete-mesh "$ID" || fail "delete-mesh"
+cli info | grep -q "^num_meshes" && fail "a mesh is left: $(cli info | grep num_meshes)"
+if cli delete-mesh "$ID" 2>"$WORK/err"; then fail "deleted mesh deleted again"; fi
+grep -q "NOT_FOUND: mesh_id: mesh '$ID' has not been uploaded" "$WORK/err" || fail "delete-mesh twice: $(cat "$WORK/err")"
+# --version: the VERSION file's version, without a server.
+[ "$("$CLI" --version)" = "taxel-cli $(cat "$VERSION_FILE")" ] || fail "--version: $("$CLI" --version)"
+
 # import (MuJoCo) → bundle JSON → create-scene, which uploads the bundle's mesh. A URDF with a
 # box base and a link carrying the cube above as a mesh; the humanoid of libmujoco-samples, feet
 # and hands only. Skipped when this taxel-cli was built without MuJoCo.

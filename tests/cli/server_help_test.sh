@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `taxel-server --help` exits 0 without starting a server and lists every flag that server/main.cc
 # defines (the names are read from the source, so a flag added later is checked too).
-# Usage: server_help_test.sh TAXEL_SERVER MAIN_CC
+# --version prints the VERSION file's version (not absl's "Debug build" placeholder) and exits 0.
+# Usage: server_help_test.sh TAXEL_SERVER MAIN_CC VERSION_FILE
 set -euo pipefail
 SERVER="$1"
 MAIN_CC="$2"
+VERSION_FILE="$3"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -35,4 +37,6 @@ rc=0
 timeout 10 "$SERVER" --no_such_flag >"$WORK/out" 2>"$WORK/err" || rc=$?
 [ "$rc" != 0 ] || fail "--no_such_flag accepted"
 grep -q "no_such_flag" "$WORK/err" || fail "unknown flag message: $(cat "$WORK/err")"
+out="$(timeout 10 "$SERVER" --version 2>&1)" || fail "--version exited $?: $out"
+[ "$out" = "taxel-server $(cat "$VERSION_FILE")" ] || fail "--version printed: $out"
 echo "server_help_test: ${#FLAGS[@]} flags listed by --help, -help and -h; exit 0"

@@ -73,6 +73,39 @@ def test_unknown_mesh_id_is_not_found(client, scene_name):
         client.create_scene(spec)
 
 
+# Where the server's field paths point: entity 0 is the robot "hand" (link "pad"), entity 1 the
+# object "ball" whose one link "body" has the ball's shape first (conftest.pad_and_ball_spec).
+
+
+def test_unknown_mesh_id_names_its_field(client, scene_name):
+    spec = pad_and_ball_spec(scene_name, ball_shape=taxel.Mesh(mesh_id="0123abcd"))
+    with pytest.raises(taxel.NotFoundError) as e:
+        client.create_scene(spec)
+    assert e.value.message.startswith("spec.entities[1].links[0].shapes[0].mesh.mesh_id: ")
+    assert e.value.field == "spec.entities[1].links[0].shapes[0].mesh.mesh_id"
+
+
+def test_unknown_link_name_names_its_field(client, scene_name):
+    spec = pad_and_ball_spec(scene_name)
+    spec.sensors[2].link = "hand/palm"
+    with pytest.raises(taxel.NotFoundError) as e:
+        client.create_scene(spec)
+    assert e.value.message == "spec.sensors[2].link: unknown link 'hand/palm'"
+    assert e.value.field == "spec.sensors[2].link"
+
+
+def test_duplicate_scene_says_replace(client, scene_name):
+    client.create_scene(pad_and_ball_spec(scene_name, num_envs=2))
+    with pytest.raises(taxel.AlreadyExistsError) as e:
+        client.create_scene(pad_and_ball_spec(scene_name, num_envs=5))
+    assert f"a scene named '{scene_name}' already exists" in str(e.value)
+    assert "pass replace=True" in str(e.value) and "pass replace=True" in e.value.message
+    assert e.value.field == "spec.name"  # the hint keeps the field the server named
+    # What the hint promises: replace=True deletes the old scene (2 envs) and creates the new (5).
+    replaced = client.create_scene(pad_and_ball_spec(scene_name, num_envs=5), replace=True)
+    assert replaced.info().num_envs == 5 and client.scene(scene_name).info().num_envs == 5
+
+
 def test_unknown_scene_sensor_and_channel(client, scene):
     with pytest.raises(taxel.NotFoundError, match="scene: no scene named 'nope'"):
         client.scene("nope")
@@ -139,6 +172,51 @@ def test_from_rpc_error_parses_bad_request_details():
     # str() names every field once: the message covers the first, the second is appended.
     assert str(err) == ("INVALID_ARGUMENT: poses: expected shape [4, 2, 7], got [4, 3, 7]\n"
                         "  dt: expected a finite value > 0, got -1")
+
+
+def details_trailer(*details):
+    """A grpc-status-details-bin trailer whose google.rpc.Status carries `details` (Any messages
+    given as (type_url, value) or as a message to Pack)."""
+    status = status_pb2.Status(code=5, message="m")
+    for d in details:
+        if isinstance(d, tuple):
+            status.details.add(type_url=d[0], value=d[1])
+        else:
+            status.details.add().Pack(d)
+    return (("grpc-status-details-bin", status.SerializeToString()),)
+
+
+def test_field_path_detail_gives_the_field():
+    path = "spec.entities[0].links[0].shapes[0].mesh.mesh_id"
+    message = f"{path}: mesh 'ab' has not been uploaded"
+    err = from_rpc_error(FakeRpcError(grpc.StatusCode.NOT_FOUND, message,
+                                      details_trailer(("type.taxel/field-path", path.encode()))))
+    assert type(err) is taxel.NotFoundError and err.field == path and err.field_violations == []
+    assert str(err) == f"NOT_FOUND: {message}"
+
+
+def test_bad_request_on_not_found_gives_the_field():
+    bad = error_details_pb2.BadRequest()
+    bad.field_violations.add(field="spec.sensors[0].link", description="unknown link 'hand/palm'")
+    err = from_rpc_error(FakeRpcError(grpc.StatusCode.NOT_FOUND, "spec.sensors[0].link: unknown link 'hand/palm'",
+                                      details_trailer(bad)))
+    assert type(err) is taxel.NotFoundError and err.field == "spec.sensors[0].link"
+
+
+def test_bad_request_field_wins_over_the_path_detail():
+    bad = error_details_pb2.BadRequest()
+    bad.field_violations.add(field="poses", description="d")
+    err = from_rpc_error(FakeRpcError(grpc.StatusCode.INVALID_ARGUMENT, "poses: d",
+                                      details_trailer(("type.taxel/field-path", b"other"), bad)))
+    assert err.field == "poses" and err.field_violations == [taxel.FieldViolation("poses", "d")]
+
+
+def test_with_hint_keeps_class_and_field():
+    err = from_rpc_error(FakeRpcError(grpc.StatusCode.ALREADY_EXISTS, "spec.name: a scene named 'g' already exists",
+                                      details_trailer(("type.taxel/field-path", b"spec.name"))))
+    hinted = err.with_hint("pass replace=True")
+    assert type(hinted) is taxel.AlreadyExistsError and hinted.field == "spec.name"
+    assert hinted.message == "spec.name: a scene named 'g' already exists (pass replace=True)"
 
 
 @pytest.mark.parametrize("code, cls", [

@@ -89,3 +89,25 @@ def test_server_side_validation_names_the_triangle(client):
 def test_client_side_shape_checks(client, vertices, triangles, error, message):
     with pytest.raises(error, match=message):
         client.upload_mesh(vertices, triangles)
+
+
+def test_delete_mesh_waits_for_its_scenes_and_frees_the_bytes(server):
+    with taxel.Client(server.target) as c:
+        v = CUBE_V * 4  # a cube no other test uploads
+        before = c.server_info()
+        mesh_id = c.upload_mesh(v, CUBE_T)
+        spec = taxel.SceneSpec("delete_mesh_scene", num_envs=1)
+        spec.robot("hand").link("pad")
+        spec.object("cube", shapes=[taxel.Mesh(mesh_id)])
+        c.create_scene(spec)
+        with pytest.raises(taxel.FailedPreconditionError) as e:
+            c.delete_mesh(mesh_id)
+        assert e.value.field == "mesh_id" and "used by scene 'delete_mesh_scene'" in e.value.message
+        c.delete_scene("delete_mesh_scene")
+        c.delete_mesh(mesh_id)
+        assert mesh_id not in c.known_meshes()
+        after = c.server_info()
+        assert (after.num_meshes, after.memory_bytes) == (before.num_meshes, before.memory_bytes)
+        with pytest.raises(taxel.NotFoundError) as e:
+            c.delete_mesh(mesh_id)
+        assert e.value.field == "mesh_id"

@@ -149,10 +149,12 @@ def test_global_env_ids_are_checked_with_the_global_numbering(client, server, mo
     with taxel.ShardedScene.create(targets, spec(scene_name), quat_order="xyzw", dt=0.01) as sharded:
         try:
             poses = poses_xyzw(ball_centres([1, 10], 0))
-            with pytest.raises(taxel.OutOfRangeError, match=r"env_ids\[1\]: env id 10 out of range \[0, 10\)"):
+            with pytest.raises(taxel.OutOfRangeError, match=r"env_ids\[1\]: env id 10 out of range \[0, 10\)") as e:
                 sharded.step(poses, env_ids=[1, 10])
-            with pytest.raises(taxel.InvalidArgumentError, match=r"env_ids\[1\]: env id 5 appears more than once"):
+            assert e.value.field == "env_ids[1]"  # as one server's refusal names it
+            with pytest.raises(taxel.InvalidArgumentError, match=r"env_ids\[1\]: env id 5 appears more than once") as e:
                 sharded.reset([5, 5])
+            assert e.value.field == "env_ids[1]"
             with pytest.raises(ValueError, match=r"poses: expected 10 envs on the first axis"):
                 sharded.step(poses)
         finally:
@@ -199,8 +201,9 @@ def test_reported_contacts_are_routed_by_their_global_env(client, server, more_s
             assert_same_matrix(a, b, "envs [3, 1]")
             assert_same_matrix(whole.contact_matrix(friction=True), sharded.contact_matrix(friction=True), "read")
             with pytest.raises(taxel.InvalidArgumentError,
-                               match=r"contacts.env\[1\]: env 0 is not one of the envs this step updates"):
+                               match=r"contacts.env\[1\]: env 0 is not one of the envs this step updates") as e:
                 sharded.step(still[[3, 1]], env_ids=[3, 1], contacts={**sub, "env": [1, 0, 3]})
+            assert e.value.field == "contacts.env[1]"
         finally:
             sharded.delete()
             whole.delete()

@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<BadInput> Catalogue() {
   std::vector<BadInput> all;
-  for (auto part : {UndecodableCases, MeshCases, SceneCases, SensorCases, StepCases, QueryCases}) {
+  for (auto part : {UndecodableCases, MeshCases, DeleteMeshCases, SceneCases, SensorCases, StepCases, QueryCases}) {
     for (BadInput& c : part()) all.push_back(std::move(c));
   }
   return all;

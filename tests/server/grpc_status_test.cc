@@ -91,16 +91,22 @@ TEST(ToGrpcStatusTest, MessageThatLooksLikeAFieldWithoutThePayloadHasNoViolation
   }
 }
 
-TEST(ToGrpcStatusTest, OtherCodesKeepCodeAndMessageWithoutDetails) {
+TEST(ToGrpcStatusTest, OtherCodesThatNameAFieldCarryItToo) {
   const grpc::Status nf = ToGrpcStatus(FieldError(absl::StatusCode::kNotFound, "scene", "no scene named 'x'"));
   EXPECT_EQ(nf.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(nf.error_message(), "scene: no scene named 'x'");
-  EXPECT_TRUE(nf.error_details().empty());
-  // The prefix applies to the message of any code that names a field.
+  const Details d = ParseDetails(nf);
+  EXPECT_EQ(d.status.code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+  ASSERT_EQ(d.bad_request.field_violations_size(), 1);
+  EXPECT_EQ(d.bad_request.field_violations(0).field(), "scene");
+  EXPECT_EQ(d.bad_request.field_violations(0).description(), "no scene named 'x'");
+  // The prefix applies to the message and the violation of any code that names a field.
   const grpc::Status mesh = ToGrpcStatus(
       FieldError(absl::StatusCode::kNotFound, "entities[0].links[0].shapes[0].mesh_id", "unknown"), "spec.");
   EXPECT_EQ(mesh.error_message(), "spec.entities[0].links[0].shapes[0].mesh_id: unknown");
-  EXPECT_TRUE(mesh.error_details().empty());
+  EXPECT_EQ(ParseDetails(mesh).bad_request.field_violations(0).field(), "spec.entities[0].links[0].shapes[0].mesh_id");
+  const grpc::Status big = ToGrpcStatus(FieldError(absl::StatusCode::kResourceExhausted, "dt", "needs 240 GB"));
+  EXPECT_EQ(ParseDetails(big).bad_request.field_violations(0).field(), "dt");
   // A message without a field path is kept as is.
   const grpc::Status full = ToGrpcStatus(absl::ResourceExhaustedError("the server already holds 4 scenes"), "spec.");
   EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);

@@ -93,6 +93,37 @@ TEST(RequestExecutorTest, AFullQueueRefusesAndCountsItsDepth) {
   EXPECT_EQ(executor->queue_depth(), 0u);
 }
 
+// The depth observer sees every change, in order: the running closure takes the queue from 1 to 0;
+// two more queue (1, 2); the refused third changes nothing; the thread then takes them (1, 0).
+TEST(RequestExecutorTest, TheDepthObserverSeesEveryChange) {
+  Gate started, release, drained;
+  std::mutex mu;
+  std::vector<size_t> depths;
+  std::atomic<int> ran{0};
+  {
+    RequestExecutor executor(1, 2, [&](size_t d) {
+      std::lock_guard<std::mutex> lock(mu);
+      depths.push_back(d);
+    });
+    ASSERT_TRUE(executor.TrySubmit([&] {
+      started.Open();
+      release.Wait();
+    }));
+    ASSERT_TRUE(started.Wait());
+    auto queued = [&] {
+      if (++ran == 2) drained.Open();
+    };
+    ASSERT_TRUE(executor.TrySubmit(queued));
+    ASSERT_TRUE(executor.TrySubmit(queued));
+    EXPECT_FALSE(executor.TrySubmit(queued));
+    release.Open();
+    ASSERT_TRUE(drained.Wait());
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  // The destructor's RefuseQueued reports the (empty) queue once more: 0.
+  EXPECT_THAT(depths, ElementsAre(1u, 0u, 1u, 2u, 1u, 0u, 0u));
+}
+
 TEST(RequestExecutorTest, AZeroQueueLimitStillQueuesOne) {
   Gate started, release;
   RequestExecutor executor(1, 0);

@@ -1,5 +1,6 @@
 // Security settings fail closed, tokens never leak, and tenants are isolated: quotas per tenant,
 // usage per tenant in GetServerInfo, and meshes visible only to the tenants that uploaded them.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -214,6 +215,48 @@ TEST_F(TenantTest, UploadsAreNotRevealedToOtherTenants) {
   auto info = bob_->GetServerInfo();
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->num_meshes(), 1);
+}
+
+// A mesh two tenants uploaded stays on the server until both delete it; each one's DeleteMesh
+// answers only for its own scenes.
+TEST_F(TenantTest, DeletingASharedMeshLeavesItToTheOtherTenant) {
+  Start(0, 0);
+  const geometry::MeshData ball = BallMesh();
+  auto a = alice_->UploadMesh(FlatVertices(ball), FlatTriangles(ball));
+  auto b = bob_->UploadMesh(FlatVertices(ball), FlatTriangles(ball));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string id = a->mesh_id();
+  ASSERT_TRUE(bob_->CreateScene(ToWire(GraspSpec("g", 2, MeshShape(id)))).ok());
+
+  // Bob's scene does not stop Alice, and tells her nothing of it.
+  ASSERT_TRUE(alice_->DeleteMesh(id).ok());
+  auto alice = alice_->GetServerInfo();
+  ASSERT_TRUE(alice.ok());
+  EXPECT_EQ(alice->num_meshes(), 0);
+  EXPECT_EQ(alice->memory_bytes(), 0);
+  EXPECT_EQ(alice_->CreateScene(ToWire(GraspSpec("g", 2, MeshShape(id)))).status().code(),
+            absl::StatusCode::kNotFound);
+  // Bob's scene still has its mesh: the ball sunk into the pad reads a depth.
+  const std::vector<double> env = PosesXyzw({Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, 0.054)});
+  std::vector<double> poses = env;
+  poses.insert(poses.end(), env.begin(), env.end());
+  auto step = bob_->Step(MakeStep("g", 2, poses));
+  ASSERT_TRUE(step.ok()) << step.status();
+  float deepest = 0;
+  for (const auto& reading : step->readings()) {
+    if (auto it = reading.channels().find("depth"); it != reading.channels().end()) {
+      const std::vector<float> depths = *FloatValues(it->second);
+      for (float v : depths) deepest = std::max(deepest, v);
+    }
+  }
+  EXPECT_GT(deepest, 0.f);
+  EXPECT_EQ(bob_->DeleteMesh(id).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(bob_->DeleteScene("g").ok());
+  ASSERT_TRUE(bob_->DeleteMesh(id).ok());
+  auto bob = bob_->GetServerInfo();
+  ASSERT_TRUE(bob.ok());
+  EXPECT_EQ(bob->num_meshes(), 0);
+  EXPECT_EQ(bob->memory_bytes(), 0);
 }
 
 }  // namespace

@@ -181,9 +181,21 @@ TEST(MetricsTest, ExposesRpcStepAndSceneMetrics) {
   EXPECT_THAT(Samples(body, "taxel_scenes"), ::testing::ElementsAre("taxel_scenes 1"));
   EXPECT_THAT(Samples(body, "taxel_build_info", {"version=\""}), ::testing::ElementsAre(::testing::EndsWith("} 1")));
   EXPECT_EQ(Samples(body, "taxel_memory_bytes").size(), 1u);
-  EXPECT_EQ(Samples(body, "taxel_executor_queue_depth").size(), 1u);
+  // Every call has been answered, so nothing waits: 0 (it used to stay at the depth seen right
+  // after the last submission, 1).
+  EXPECT_THAT(Samples(body, "taxel_executor_queue_depth"), ::testing::ElementsAre("taxel_executor_queue_depth 0"));
   // No label per scene.
   EXPECT_THAT(body, ::testing::Not(HasSubstr("grasp")));
+
+  // The gauges drop when the scene and a mesh go: nothing is held any more.
+  const geometry::MeshData mesh = BallMesh();
+  auto up = (*client)->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+  ASSERT_TRUE(up.ok());
+  ASSERT_TRUE((*client)->DeleteScene("grasp").ok());
+  ASSERT_TRUE((*client)->DeleteMesh(up->mesh_id()).ok());
+  const std::string after = HttpGet((*server)->metrics_port(), "/metrics");
+  EXPECT_THAT(Samples(after, "taxel_scenes"), ::testing::ElementsAre("taxel_scenes 0"));
+  EXPECT_THAT(Samples(after, "taxel_memory_bytes"), ::testing::ElementsAre("taxel_memory_bytes 0"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -110,6 +110,42 @@ TEST_F(ServiceLifecycleTest, UploadMeshIsContentAddressedAndIdempotent) {
   EXPECT_TRUE(inverted->was_inside_out());
 }
 
+// A mesh lives until DeleteMesh, which is refused while a scene uses it; afterwards the server
+// holds exactly the bytes it held before the upload, and the id is unknown again.
+TEST_F(ServiceLifecycleTest, DeleteMeshWaitsForItsScenesAndGivesBackItsBytes) {
+  const auto memory = [&] {
+    auto info = client_->GetServerInfo();
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? std::make_pair(info->memory_bytes(), info->num_meshes()) : std::make_pair(int64_t{-1}, -1);
+  };
+  const auto before = memory();
+  const geometry::MeshData mesh = BallMesh();
+  auto up = client_->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string id = up->mesh_id();
+  EXPECT_GT(memory().first, before.first);
+  ASSERT_TRUE(client_->CreateScene(ToWire(GraspSpec("meshy", 2, MeshShape(id)))).ok());
+
+  const absl::Status in_use = client_->DeleteMesh(id);
+  EXPECT_EQ(in_use.code(), absl::StatusCode::kFailedPrecondition) << in_use;
+  EXPECT_EQ(std::string(in_use.message()),
+            absl::StrCat("mesh_id: mesh '", id, "' is used by scene 'meshy'; delete the scene first"));
+  EXPECT_TRUE(client_->GetScene("meshy").ok()) << "a refused DeleteMesh changes nothing";
+
+  ASSERT_TRUE(client_->DeleteScene("meshy").ok());
+  ASSERT_TRUE(client_->DeleteMesh(id).ok());
+  EXPECT_EQ(memory(), before) << "the mesh's bytes are given back";
+  const absl::Status again = client_->DeleteMesh(id);
+  EXPECT_EQ(again.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(std::string(again.message()), absl::StrCat("mesh_id: mesh '", id, "' has not been uploaded"));
+  EXPECT_EQ(client_->CreateScene(ToWire(GraspSpec("meshy", 2, MeshShape(id)))).status().code(),
+            absl::StatusCode::kNotFound);
+  auto reupload = client_->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+  ASSERT_TRUE(reupload.ok());
+  EXPECT_TRUE(reupload->newly_added());
+  EXPECT_EQ(reupload->mesh_id(), id);
+}
+
 TEST_F(ServiceLifecycleTest, CreateSceneReturnsCanonicalLinksAndOutputShapes) {
   const v1::SceneInfo info = Create();
   EXPECT_EQ(info.name(), "grasp");

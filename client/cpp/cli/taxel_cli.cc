@@ -21,6 +21,7 @@
 #include "taxel/mesh_io.h"
 #include "taxel/png.h"
 #include "taxel/scene_bundle.h"
+#include "taxel/version.h"
 #ifdef TAXEL_HAVE_MUJOCO
 #include "taxel/model_import.h"
 #endif
@@ -40,18 +41,24 @@ Commands:
          [--ellipsoid_frequency F]  compile an MJCF or URDF file with MuJoCo and print a scene
                                     bundle (JSON: the SceneSpec + its meshes) on stdout; no server
   create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt)
-                                    or a scene bundle (.json, from import: uploads its meshes)
+                                    or a scene bundle (.json, from import: uploads its meshes);
+                                    in JSON a tensor's "data" may be a list of numbers:
+                                    {"dtype": "FLOAT64", "data": [[0, 0, 0], [0.01, 0, 0]]}
   scenes                            list scenes
   get SCENE                         print a scene's info (links, sensors, output shapes)
-  step SCENE POSES [--dt=S] [--quat_order=xyzw|wxyz]
+  step SCENE POSES --quat_order=xyzw|wxyz [--dt=S]
                                     one step with the first line of POSES; prints readings summary
-  replay SCENE POSES [--dt=S] [--quat_order=xyzw|wxyz] [--stream]
+  replay SCENE POSES --quat_order=xyzw|wxyz [--dt=S] [--stream]
                                     one step per line of POSES; prints a summary per step
   read SCENE [--sensor=NAME] [--channel=NAME] [--env=E] [--ground_truth] [--png=FILE]
                                     print the latest readings of env E (default 0); --png writes
-                                    a heatmap of a grid sensor (|value| per taxel)
+                                    a heatmap with a colour scale of each grid channel read
+                                    (|value| per taxel): FILE itself when one channel is read,
+                                    else FILE's stem + ".SENSOR.CHANNEL.png" per channel
+  version                           this client's version (also --version)
   reset SCENE [ENV...]              reset envs (all when none given)
   delete SCENE                      delete a scene
+  delete-mesh MESH_ID               forget an uploaded mesh (refused while a scene uses it)
 
 POSES files hold one step per line: E*L*7 numbers (position, quaternion) separated by spaces
 or commas, in the order of the scene's moving links (see `get`). Lines starting with # are skipped.
@@ -146,7 +153,16 @@ absl::StatusOr<std::vector<std::vector<double>>> ReadPoses(const std::string& pa
 
 // Channels with 3 values per probe (the last axis); the others have one.
 bool IsVectorChannel(const std::string& channel) {
-  return channel == "normal" || channel == "force" || channel == "torque";
+  return channel == "normal" || channel == "force" || channel == "torque" || channel == "displacement";
+}
+
+// The unit of a channel's values (docs/reference.md, "Readings"); "" for flags, ids and unit vectors.
+std::string ChannelUnit(const std::string& channel) {
+  if (channel == "force") return "N";
+  if (channel == "torque") return "N m";
+  if (channel == "depth" || channel == "displacement") return "m";
+  if (channel == "area") return "m2";
+  return "";
 }
 
 // Largest |value| (vector norm for 3-channel tensors) of every channel of every reading.
@@ -195,7 +211,11 @@ int Steps(taxel::Client& client, const Args& a, bool all) {
   if (!info.ok()) return Fail(info.status());
   auto steps = ReadPoses(a.positional[2]);
   if (!steps.ok()) return Fail(steps.status());
-  const v1::QuatOrder order = ParseQuatOrder(a.Flag("quat_order", "xyzw"));
+  // No default: a quaternion read in the wrong order is a silently wrong pose.
+  if (!a.Has("quat_order")) {
+    return Fail("--quat_order is required: xyzw or wxyz, the order of the 4 quaternion numbers of each pose in POSES");
+  }
+  const v1::QuatOrder order = ParseQuatOrder(a.Flag("quat_order"));
   if (order == v1::QUAT_ORDER_UNSPECIFIED) return Fail("--quat_order must be xyzw or wxyz");
   double dt = 0.01;
   if (!absl::SimpleAtod(a.Flag("dt", "0.01"), &dt)) return Fail("--dt must be a number");
@@ -238,6 +258,12 @@ int Read(taxel::Client& client, const Args& a) {
   auto r = client.ReadSensors(req);
   if (!r.ok()) return Fail(r.status());
   std::printf("step %lld, env %d\n", static_cast<long long>(r->step()), env);
+  struct Heatmap {
+    std::string sensor, channel;
+    int rows, cols;
+    std::vector<float> mags;
+  };
+  std::vector<Heatmap> heatmaps;
   for (const auto& reading : r->readings()) {
     std::map<std::string, const v1::Tensor*> sorted;
     for (const auto& [name, t] : reading.channels()) sorted[name] = &t;
@@ -263,11 +289,22 @@ int Read(taxel::Client& client, const Args& a) {
         for (int j = 0; j < cols; ++j) absl::StrAppend(&row, absl::StrFormat("%9.3g", mags[i * cols + j]));
         std::printf("%s\n", row.c_str());
       }
-      if (a.Has("png") && grid) {
-        const std::string path = a.Flag("png");
-        if (auto s = taxel::WriteHeatmapPng(path, rows, cols, mags); !s.ok()) return Fail(s);
-        std::printf("wrote %s (%dx%d taxels)\n", path.c_str(), rows, cols);
-      }
+      if (grid) heatmaps.push_back({reading.sensor(), name, rows, cols, std::move(mags)});
+    }
+  }
+  if (a.Has("png")) {
+    const std::string path = a.Flag("png");
+    if (heatmaps.empty()) return Fail("--png: no grid channel among the readings (read a sensor with a rows x cols layout)");
+    // One channel: FILE. Several: FILE's stem + .SENSOR.CHANNEL.png each, so none overwrites another.
+    const absl::string_view stem = absl::EndsWith(path, ".png") ? absl::string_view(path).substr(0, path.size() - 4)
+                                                                 : absl::string_view(path);
+    for (const Heatmap& h : heatmaps) {
+      const std::string file = heatmaps.size() == 1 ? path : absl::StrCat(stem, ".", h.sensor, ".", h.channel, ".png");
+      taxel::HeatmapOptions options;
+      options.unit = ChannelUnit(h.channel);
+      if (auto s = taxel::WriteHeatmapPng(file, h.rows, h.cols, h.mags, options); !s.ok()) return Fail(s);
+      std::printf("wrote %s (%s.%s, %dx%d taxels)\n", file.c_str(), h.sensor.c_str(), h.channel.c_str(), h.rows,
+                  h.cols);
     }
   }
   return 0;
@@ -311,6 +348,10 @@ int Import(const Args& a) {
 
 int main(int argc, char** argv) {
   const Args a = ParseArgs(argc, argv);
+  if (a.Has("version") || (!a.positional.empty() && a.positional[0] == "version")) {
+    std::printf("taxel-cli %s\n", taxel::kVersion);
+    return 0;
+  }
   if (a.positional.empty() || a.Has("help") || a.Has("h")) {
     std::fputs(kUsage, a.positional.empty() && !a.Has("help") && !a.Has("h") ? stderr : stdout);
     return a.positional.empty() && !a.Has("help") && !a.Has("h") ? 2 : 0;
@@ -351,8 +392,10 @@ int main(int argc, char** argv) {
     ss << in.rdbuf();
     taxel::SceneBundle bundle;
     if (absl::EndsWith(a.positional[1], ".json")) {
+      // A bundle or a plain SceneSpec; tensors may give their data as plain lists of numbers
+      // (taxel/spec_json.h). The message names the file and the JSON path.
       auto parsed = taxel::ParseSceneBundleJson(ss.str(), a.positional[1]);
-      if (!parsed.ok()) return Fail(parsed.status());
+      if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
       bundle = *std::move(parsed);
     } else if (!google::protobuf::TextFormat::ParseFromString(ss.str(), &bundle.scene)) {
       return Fail(absl::StrCat(a.positional[1], ": not a valid text-format taxel.v1.SceneSpec"));
@@ -396,6 +439,11 @@ int main(int argc, char** argv) {
   if (cmd == "delete") {
     if (a.positional.size() < 2) return Fail("usage: delete SCENE");
     if (auto s = client.DeleteScene(a.positional[1]); !s.ok()) return Fail(s);
+    return 0;
+  }
+  if (cmd == "delete-mesh") {
+    if (a.positional.size() < 2) return Fail("usage: delete-mesh MESH_ID");
+    if (auto s = client.DeleteMesh(a.positional[1]); !s.ok()) return Fail(s);
     return 0;
   }
   return Fail(absl::StrCat("unknown command '", cmd, "' (see taxel-cli --help)"));

@@ -61,6 +61,15 @@ absl::StatusOr<v1::UploadMeshResponse> Client::UploadMesh(absl::Span<const doubl
   TAXEL_CLIENT_UNARY(UploadMesh, req, v1::UploadMeshResponse);
 }
 
+absl::Status Client::DeleteMesh(const std::string& mesh_id) {
+  v1::DeleteMeshRequest req;
+  req.set_mesh_id(mesh_id);
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  v1::DeleteMeshResponse resp;
+  return FromGrpc(stub_->DeleteMesh(&ctx, req, &resp));
+}
+
 absl::StatusOr<v1::SceneInfo> Client::CreateScene(const v1::SceneSpec& spec) {
   v1::CreateSceneRequest req;
   *req.mutable_spec() = spec;

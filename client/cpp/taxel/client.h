@@ -49,6 +49,8 @@ class Client {
   /// vertices: V·3 coordinates (m); triangles: T·3 indices.
   absl::StatusOr<v1::UploadMeshResponse> UploadMesh(absl::Span<const double> vertices,
                                                     absl::Span<const int32_t> triangles);
+  /// Forgets an uploaded mesh (FAILED_PRECONDITION while one of this tenant's scenes uses it).
+  absl::Status DeleteMesh(const std::string& mesh_id);
   absl::StatusOr<v1::SceneInfo> CreateScene(const v1::SceneSpec& spec);
   absl::StatusOr<v1::SceneInfo> GetScene(const std::string& scene);
   absl::StatusOr<v1::ListScenesResponse> ListScenes();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "taxel/spec_json.h"
 
 namespace taxel {
 namespace {
@@ -130,8 +131,9 @@ absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const 
   pb::Struct root;
   if (!pb::util::JsonStringToMessage(json, &root).ok() || !root.fields().count("scene")) {
     // Not a bundle: the whole text is a SceneSpec.
-    const auto s = pb::util::JsonStringToMessage(json, &bundle.scene);
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": ", s.ToString()));
+    auto spec = SceneSpecFromJson(json);
+    if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": ", spec.status().message()));
+    bundle.scene = *std::move(spec);
     return bundle;
   }
   for (const auto& [key, unused] : root.fields()) {
@@ -141,9 +143,9 @@ absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const 
   }
   std::string scene_json;
   (void)pb::util::MessageToJsonString(root.fields().at("scene"), &scene_json);  // a Value always prints
-  if (const auto s = pb::util::JsonStringToMessage(scene_json, &bundle.scene); !s.ok()) {
-    return Invalid(source, "scene", s.ToString());
-  }
+  auto spec = SceneSpecFromJson(scene_json);
+  if (!spec.ok()) return Invalid(source, "scene", std::string(spec.status().message()));
+  bundle.scene = *std::move(spec);
   if (root.fields().count("meshes")) {
     const pb::Value& meshes = root.fields().at("meshes");
     if (meshes.kind_case() != pb::Value::kListValue) return Invalid(source, "meshes", "expected a list");

@@ -302,10 +302,11 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
     assert.equal(noOrder.fieldViolations[0].field, 'quat_order');
   });
 
-  test('other codes: NOT_FOUND without field violations, OUT_OF_RANGE env id', async () => {
+  test('other codes: NOT_FOUND names its field too, OUT_OF_RANGE env id', async () => {
     const nf = await client.getScene('nope').catch((e) => e);
     assert.equal(nf.code, status.NOT_FOUND);
-    assert.deepEqual(nf.fieldViolations, []);
+    assert.equal(nf.fieldViolations.length, 1);
+    assert.equal(nf.fieldViolations[0].field, 'scene');
     const oor = await client.readSensors('node', { envIds: [7] }).catch((e) => e);
     assert.equal(oor.codeName, 'OUT_OF_RANGE');
     assert.equal(oor.fieldViolations[0].field, 'env_ids[0]');
@@ -344,10 +345,22 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
   });
 
   test('deleteScene: then NOT_FOUND', async () => {
+    const inUse = await client.deleteMesh(meshId).catch((e) => e);
+    assert.equal(inUse.codeName, 'FAILED_PRECONDITION');
+    assert.equal(inUse.fieldViolations[0].field, 'mesh_id');
     await client.deleteScene('node');
     const err = await client.getScene('node').catch((e) => e);
     assert.equal(err.codeName, 'NOT_FOUND');
     assert.deepEqual(await client.listScenes(), []);
+  });
+
+  test('deleteMesh: once its scene is gone, and the server holds nothing', async () => {
+    await client.deleteMesh(meshId);
+    const info = await client.serverInfo();
+    assert.equal(info.num_meshes, 0);
+    assert.equal(Number(info.memory_bytes), 0);
+    const again = await client.deleteMesh(meshId).catch((e) => e);
+    assert.equal(again.codeName, 'NOT_FOUND');
   });
 });
 

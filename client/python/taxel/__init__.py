@@ -18,6 +18,7 @@ Contact matrix: `taxel.SceneSpec(..., contact_bodies=["pad"], contact_partners=[
 See README.md ("Python client") and proto/taxel/v1/*.proto for the wire contract.
 """
 from taxel import placement, plot
+from taxel._version import read_version
 from taxel.client import DEFAULT_MAX_MESSAGE_BYTES, Client
 from taxel.contact import ContactMatrixSpec, NonlinearLaw, ReportedContacts
 from taxel.crosstalk import gaussian_crosstalk_kernel
@@ -37,7 +38,7 @@ from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, Cont
                         Entity, HalfSpace, Heightfield, KinematicTaxel, Link, Mesh, ProximityTaxel, SceneSpec, Sensor,
                         Shape, Sphere)
 
-__version__ = "0.1.0"
+__version__: str = read_version()  # the repository's VERSION (taxel/_version.py)
 
 __all__ = [
     "Client", "DEFAULT_MAX_MESSAGE_BYTES", "ReplicaSet", "resolve_targets", "placement", "Scene", "StepStream", "Read",

@@ -1,11 +1,12 @@
 """`taxel.Client`: a connection to a taxel-server, its meshes and its scenes."""
 import logging
 import threading
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import grpc
 
 from taxel._pb import scene_pb2, service_pb2, service_pb2_grpc
+from taxel._types import ArrayLike, QuatOrder
 from taxel.errors import AlreadyExistsError, NotFoundError, from_rpc_error
 from taxel.info import MeshInfo, SceneInfo, ServerInfo
 from taxel.mesh import canonical_mesh_arrays, mesh_content_id
@@ -131,7 +132,7 @@ class Client:
         """Versions, limits, capabilities and load of the server."""
         return ServerInfo.from_proto(self._rpc("GetServerInfo", service_pb2.GetServerInfoRequest()))
 
-    def upload_mesh(self, vertices, triangles, force: bool = False) -> str:
+    def upload_mesh(self, vertices: ArrayLike, triangles: ArrayLike, force: bool = False) -> str:
         """Uploads a triangle mesh and returns its content id (SHA-256 hex).
 
         `vertices`: [V, 3] real (float32/float64 sent as they are), metres, mesh frame.
@@ -160,6 +161,17 @@ class Client:
             self._mesh_infos[resp.mesh_id] = MeshInfo.from_proto(resp)
         return resp.mesh_id
 
+    def delete_mesh(self, mesh_id: str) -> None:
+        """Forgets a mesh this client's tenant uploaded; the server frees it once no tenant holds it.
+
+        Raises FailedPreconditionError while one of the tenant's scenes uses it (delete those first)
+        and NotFoundError (`.field == "mesh_id"`) when the tenant has not uploaded it.
+        """
+        self._rpc("DeleteMesh", service_pb2.DeleteMeshRequest(mesh_id=mesh_id))
+        with self._lock:
+            self._meshes.pop(mesh_id, None)
+            self._mesh_infos.pop(mesh_id, None)
+
     def mesh_info(self, mesh_id: str) -> Optional[MeshInfo]:
         """What the server answered when this client uploaded `mesh_id` (None if it did not)."""
         with self._lock:
@@ -181,15 +193,17 @@ class Client:
     # --------------------------------------------------------------------------------------------
     # Scenes
 
-    def create_scene(self, spec, replace: bool = False, auto_recreate: Optional[bool] = None,
-                     quat_order=None, dt: Optional[float] = None) -> Scene:
+    def create_scene(self, spec: Union[SceneSpec, "scene_pb2.SceneSpec"], replace: bool = False,
+                     auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
+                     dt: Optional[float] = None) -> Scene:
         """Registers a scene and returns its handle.
 
         `spec`: a taxel.SceneSpec (inline meshes are uploaded first) or a taxel.v1.SceneSpec proto.
         `replace`: delete an existing scene of that name first. `auto_recreate`: see Client
         (default: the client's). `quat_order`, `dt`: defaults for `Scene.step` (still explicit).
         Errors: InvalidArgumentError naming the spec field ("spec.sensors[0].probe_radius"),
-        AlreadyExistsError, NotFoundError (unknown mesh id or link), ResourceExhaustedError.
+        AlreadyExistsError (a scene of that name exists; the message says to pass replace=True),
+        NotFoundError (unknown mesh id or link; `.field` names it), ResourceExhaustedError.
         """
         if isinstance(spec, SceneSpec):
             proto = spec.to_proto(resolve_mesh=self.upload_mesh)
@@ -203,7 +217,13 @@ class Client:
                 self._rpc("DeleteScene", service_pb2.DeleteSceneRequest(scene=proto.name))
             except NotFoundError:
                 pass
-        info = self._create(proto)
+        try:
+            info = self._create(proto)
+        except AlreadyExistsError as e:
+            if replace:  # someone created it again between our delete and create
+                raise
+            raise e.with_hint(f"pass replace=True to delete the existing scene '{proto.name}' and create this "
+                              "one") from None
         with self._lock:
             self._specs[proto.name] = proto
         return Scene(self, info, auto_recreate=self.auto_recreate if auto_recreate is None else auto_recreate,
@@ -215,7 +235,8 @@ class Client:
         try:
             return SceneInfo.from_proto(self._rpc("CreateScene", service_pb2.CreateSceneRequest(spec=proto)))
         except NotFoundError as e:
-            if ".mesh.mesh_id:" not in e.message or not self._restore_meshes(_mesh_ids(proto)):
+            about_mesh = (e.field or "").endswith(".mesh.mesh_id") or ".mesh.mesh_id:" in e.message
+            if not about_mesh or not self._restore_meshes(_mesh_ids(proto)):
                 raise
         return SceneInfo.from_proto(self._rpc("CreateScene", service_pb2.CreateSceneRequest(spec=proto)))
 
@@ -242,7 +263,7 @@ class Client:
             log.warning("taxel: scene %r is gone and this client has no spec to re-create it", name)
         return info
 
-    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order=None,
+    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
               dt: Optional[float] = None) -> Scene:
         """A handle on an existing scene (NotFoundError if there is none). auto_recreate needs the
         spec, which only the client that created the scene keeps."""

@@ -16,7 +16,7 @@ Unknown names and globs matching nothing are InvalidArgumentError at scene creat
 """
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -100,8 +100,9 @@ class ContactMatrixSpec:
         form (server default 0.005).
     """
 
-    def __init__(self, bodies, partners=("terrain",), source="estimated", friction: bool = False, law=None,
-                 sample_spacing: Optional[float] = None):
+    def __init__(self, bodies: Union[str, Sequence[str]], partners: Union[str, Sequence[str]] = ("terrain",),
+                 source: Union[str, int] = "estimated", friction: bool = False,
+                 law: Union["NonlinearLaw", Dict[str, Any], None] = None, sample_spacing: Optional[float] = None):
         self.bodies = _names(bodies, "contact_bodies")
         if not self.bodies:
             raise ValueError("contact_bodies: empty; name at least one robot link (or 'all'), or leave the "
@@ -124,7 +125,7 @@ class ContactMatrixSpec:
     def source_name(self) -> str:
         return "reported" if self.source == scene_pb2.REPORTED else "estimated"
 
-    def to_proto(self, out=None) -> "scene_pb2.ContactMatrixSpec":
+    def to_proto(self, out: Optional["scene_pb2.ContactMatrixSpec"] = None) -> "scene_pb2.ContactMatrixSpec":
         out = scene_pb2.ContactMatrixSpec() if out is None else out
         out.bodies[:] = self.bodies
         out.partners[:] = self.partners
@@ -158,6 +159,10 @@ CONTACT_SPEC_KEYWORDS = {"contact_bodies": "bodies", "contact_partners": "partne
                          "contact_sample_spacing": "sample_spacing"}
 
 
+LinkResolver = Callable[[str, str], int]
+"""(link name, field path for errors) -> canonical link index, e.g. SceneInfo.link_index."""
+
+
 @dataclass
 class ReportedContacts:
     """The simulator's contacts of one step, for a scene whose contact matrix has source
@@ -180,7 +185,8 @@ class ReportedContacts:
     force: Any
     friction: Any = None
 
-    def to_proto(self, resolve_link, out=None) -> "service_pb2.ReportedContacts":
+    def to_proto(self, resolve_link: Optional[LinkResolver],
+                 out: Optional["service_pb2.ReportedContacts"] = None) -> "service_pb2.ReportedContacts":
         """The wire message; `resolve_link(name, field)` turns a link name into its canonical index
         (SceneInfo.link_index)."""
         out = service_pb2.ReportedContacts() if out is None else out
@@ -225,9 +231,11 @@ def _indices(values, k: int, field: str, resolve_link) -> np.ndarray:
 
 
 ContactsLike = Union[ReportedContacts, dict, "service_pb2.ReportedContacts"]
+"""Reported contacts: a taxel.ReportedContacts, a dict of its arguments, or the wire message."""
 
 
-def fill_contacts(contacts: ContactsLike, out: "service_pb2.ReportedContacts", resolve_link) -> None:
+def fill_contacts(contacts: ContactsLike, out: "service_pb2.ReportedContacts",
+                  resolve_link: Optional[LinkResolver]) -> None:
     """Writes a ReportedContacts, a dict of its fields or a wire message into `out`."""
     if isinstance(contacts, service_pb2.ReportedContacts):
         out.CopyFrom(contacts)

@@ -13,7 +13,7 @@ def _positive(value, what: str) -> float:
     return v
 
 
-def gaussian_crosstalk_kernel(rows: int, cols: int, sigma: float, spacing=1.0) -> np.ndarray:
+def gaussian_crosstalk_kernel(rows: int, cols: int, sigma: float, spacing: float = 1.0) -> np.ndarray:
     """The L1-normalised Gaussian crosstalk kernel the server builds from `crosstalk_sigma`
     (core/sensors/imperfections.h, GaussianCrosstalkKernel), as a float64 [rows, cols] array:
 

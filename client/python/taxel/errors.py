@@ -8,9 +8,15 @@ NOT_FOUND, ...). INVALID_ARGUMENT and OUT_OF_RANGE carry a `google.rpc.BadReques
     InvalidArgumentError: INVALID_ARGUMENT: poses: expected shape [2, 2, 7] (or [4, 7]), got [2, 3, 7]
       .field_violations == [FieldViolation(field="poses", description="expected shape [2, 2, 7] ...")]
 
+The field an error concerns (`.field`) is read from whichever the status details carry: the
+BadRequest's first field violation, or a detail of type URL `type.taxel/field-path` whose value is
+the path itself (UTF-8), the form the server's field errors have inside it; e.g. a NOT_FOUND for
+an unknown mesh: `.field == "spec.entities[1].links[0].shapes[0].mesh.mesh_id"`. The message text
+is never parsed: a status without either detail has `.field is None`.
+
 `InvalidArgumentError` and `OutOfRangeError` are also `ValueError`s.
 """
-from typing import List, NamedTuple, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 import grpc
 
@@ -21,11 +27,12 @@ __all__ = [
     "DeadlineExceededError", "NotFoundError", "AlreadyExistsError", "PermissionDeniedError",
     "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError",
     "UnimplementedError", "InternalError", "UnavailableError", "DataLossError", "UnauthenticatedError",
-    "from_rpc_error",
+    "from_rpc_error", "field_error",
 ]
 
 _DETAILS_KEY = "grpc-status-details-bin"
 _BAD_REQUEST = "google.rpc.BadRequest"
+_FIELD_PATH_TYPE_URL = "type.taxel/field-path"
 
 
 class FieldViolation(NamedTuple):
@@ -46,17 +53,28 @@ class TaxelError(Exception):
     code: grpc.StatusCode = grpc.StatusCode.UNKNOWN
 
     def __init__(self, message: str, code: Optional[grpc.StatusCode] = None,
-                 field_violations: Optional[List[FieldViolation]] = None):
+                 field_violations: Optional[List[FieldViolation]] = None, field_path: Optional[str] = None):
         super().__init__(message)
         if code is not None:
             self.code = code
         self.message = message
         self.field_violations: List[FieldViolation] = list(field_violations or [])
+        self._field_path = field_path or None
 
     @property
     def field(self) -> Optional[str]:
-        """The first violated field ("poses", "spec.sensors[0].probe_radius"), or None."""
-        return self.field_violations[0].field if self.field_violations else None
+        """The request field the error concerns ("poses", "spec.sensors[0].probe_radius",
+        "spec.entities[0].links[0].shapes[0].mesh.mesh_id"): the first field violation's, else
+        the status' field-path detail, else None."""
+        if self.field_violations:
+            return self.field_violations[0].field
+        return self._field_path
+
+    def with_hint(self, hint: str) -> "TaxelError":
+        """A copy of this error (same class, code, field violations and field) whose message ends
+        with " (<hint>)": what the caller can do about it."""
+        return type(self)(f"{self.message} ({hint})", code=self.code, field_violations=self.field_violations,
+                          field_path=self._field_path)
 
     def __str__(self) -> str:
         text = f"{self.code.name}: {self.message}"
@@ -99,7 +117,9 @@ _BY_CODE = {cls.code: cls for cls in (
     UnauthenticatedError)}
 
 
-def _field_violations(trailing_metadata) -> List[FieldViolation]:
+def _status_details(trailing_metadata) -> Tuple[List[FieldViolation], Optional[str]]:
+    """The BadRequest field violations and the field-path detail of a call's status details
+    (`grpc-status-details-bin`); ([], None) when there are none or they do not parse."""
     for key, value in trailing_metadata or ():
         if key != _DETAILS_KEY:
             continue
@@ -107,16 +127,27 @@ def _field_violations(trailing_metadata) -> List[FieldViolation]:
         try:
             status.ParseFromString(value)
         except Exception:  # a malformed trailer must not hide the error itself
-            return []
-        out = []
+            return [], None
+        violations: List[FieldViolation] = []
+        path: Optional[str] = None
         for any_msg in status.details:
+            if any_msg.type_url == _FIELD_PATH_TYPE_URL:
+                path = path or any_msg.value.decode("utf-8", errors="replace")
+                continue
             if any_msg.type_url.rsplit("/", 1)[-1] != _BAD_REQUEST:
                 continue
             bad = error_details_pb2.BadRequest()
             if any_msg.Unpack(bad):
-                out.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
-        return out
-    return []
+                violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
+        return violations, path
+    return [], None
+
+
+def field_error(cls: type, field: str, description: str) -> TaxelError:
+    """An error of class `cls` about `field` made by the client itself, in the server's form: the
+    message "<field>: <description>" and one field violation, so that `.field` names it as it
+    would for the same refusal from a server."""
+    return cls(f"{field}: {description}", field_violations=[FieldViolation(field, description)])
 
 
 def from_rpc_error(error: grpc.RpcError) -> TaxelError:
@@ -125,4 +156,5 @@ def from_rpc_error(error: grpc.RpcError) -> TaxelError:
     message = (error.details() if hasattr(error, "details") else None) or str(error)
     trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
     cls = _BY_CODE.get(code, TaxelError)
-    return cls(message, code=code, field_violations=_field_violations(trailers))
+    violations, path = _status_details(trailers)
+    return cls(message, code=code, field_violations=violations, field_path=path)

@@ -5,7 +5,7 @@ Each keeps the wire message it came from in `.proto`.
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -149,7 +149,7 @@ class SceneInfo:
     contact_matrix: Optional[ContactMatrixInfo] = None  # None when the scene has no contact matrix
 
     @classmethod
-    def from_proto(cls, p) -> "SceneInfo":
+    def from_proto(cls, p: "service_pb2.SceneInfo") -> "SceneInfo":
         links = tuple(LinkInfo(l.name, l.index, l.entity, _kind_name(scene_pb2.EntityKind, l.kind), l.moving_index)
                       for l in p.links)
         sensors = {s.name: SensorInfo.from_proto(s) for s in p.sensors}
@@ -162,7 +162,7 @@ class SceneInfo:
         """Bytes of one env's readings: every output of every sensor, one branch, dense."""
         return sum(o.dtype.itemsize * math.prod(o.shape[1:]) for s in self.sensors.values() for o in s.outputs.values())
 
-    def link(self, name_or_index) -> Optional[LinkInfo]:
+    def link(self, name_or_index: Union[str, int]) -> Optional[LinkInfo]:
         """A link by "entity/link" name, bare link name or canonical index (None if unknown)."""
         for l in self.links:
             if name_or_index in (l.name, l.index) or l.name.split("/", 1)[-1] == name_or_index:
@@ -209,7 +209,7 @@ class SceneInfo:
         out.update({l.name: l.index for l in self.links})  # full names win
         return out
 
-    def link_index(self, name, field: str = "link") -> int:
+    def link_index(self, name: Union[str, int], field: str = "link") -> int:
         """The canonical index of a link given by index, full name "entity/link", bare link name or
         single-link entity name (when unambiguous), or contact-matrix column name ("terrain",
         "object/ball", "robot/pad"). ValueError naming `field` when unknown or ambiguous."""

@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+from taxel._types import ArrayLike
+
 from taxel.tensors import as_numpy
 
 __all__ = ["grid_points_on_plane"]
@@ -17,7 +19,7 @@ def _normalized(a):
     return [c / math.sqrt(_dot(a, a)) for c in a]
 
 
-def grid_points_on_plane(lo, hi, normal, nx: int, ny: int) -> np.ndarray:
+def grid_points_on_plane(lo: ArrayLike, hi: ArrayLike, normal: ArrayLike, nx: int, ny: int) -> np.ndarray:
     """A (ny, nx, 3) float64 grid of points on the plane through `lo` and `hi` with normal `normal`,
     like Genesis' `generate_grid_points_on_plane`; identical (same operations in the same order, in
     float64) to the server's `taxel::sensors::GridPointsOnPlane` (core/sensors/probe_layout.h).

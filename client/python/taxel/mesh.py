@@ -11,6 +11,8 @@ import hashlib
 import struct
 from typing import Tuple
 
+from taxel._types import ArrayLike
+
 import numpy as np
 
 from taxel.tensors import as_numpy
@@ -18,7 +20,7 @@ from taxel.tensors import as_numpy
 __all__ = ["mesh_content_id", "canonical_mesh_arrays"]
 
 
-def canonical_mesh_arrays(vertices, triangles) -> Tuple[np.ndarray, np.ndarray]:
+def canonical_mesh_arrays(vertices: ArrayLike, triangles: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
     """`vertices` as a C-contiguous [V, 3] real array (float32/float64 kept) and `triangles` as a
     [T, 3] int32 array. Raises ValueError on other shapes, TypeError on non-numeric data."""
     v = as_numpy(vertices)
@@ -38,7 +40,7 @@ def canonical_mesh_arrays(vertices, triangles) -> Tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(v), np.ascontiguousarray(t, dtype="<i4")
 
 
-def mesh_content_id(vertices, triangles) -> str:
+def mesh_content_id(vertices: ArrayLike, triangles: ArrayLike) -> str:
     """The server's content id of a mesh (64 hex characters), computed locally."""
     v, t = canonical_mesh_arrays(vertices, triangles)
     h = hashlib.sha256()

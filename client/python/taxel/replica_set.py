@@ -12,16 +12,18 @@ same in the C++ and Node clients, so every client of a tenant finds a scene on t
 import logging
 import socket
 import threading
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import grpc
 
 from taxel import placement
-from taxel._pb import service_pb2
+from taxel._pb import scene_pb2, service_pb2
+from taxel._types import QuatOrder
 from taxel.client import Client
 from taxel.errors import AlreadyExistsError, NotFoundError, TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo
 from taxel.scene import Scene
+from taxel.spec import SceneSpec
 
 __all__ = ["ReplicaSet", "resolve_targets"]
 
@@ -139,7 +141,7 @@ class ReplicaSet:
     """
 
     def __init__(self, targets: Union[str, Sequence[str]], tenant: str = "", auto_recreate: bool = False,
-                 probe_timeout: float = 2.0, **client_options):
+                 probe_timeout: float = 2.0, **client_options: Any):
         if not isinstance(tenant, str):
             raise TypeError(f"tenant: expected a string, got {type(tenant).__name__}")
         self.tenant = tenant
@@ -223,7 +225,8 @@ class ReplicaSet:
     # --------------------------------------------------------------------------------------------
     # Scenes
 
-    def create_scene(self, spec, replace: bool = False, auto_recreate: Optional[bool] = None, quat_order=None,
+    def create_scene(self, spec: Union[SceneSpec, "scene_pb2.SceneSpec"], replace: bool = False,
+                     auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
                      dt: Optional[float] = None) -> Scene:
         """Client.create_scene on the replica `place(spec.name)`; the client of that replica keeps
         the spec (and meshes) for failover. A replica that turns out unreachable is marked down
@@ -240,7 +243,7 @@ class ReplicaSet:
                 continue
             return self._rehome(created, rid)
 
-    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order=None,
+    def scene(self, name: str, auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
               dt: Optional[float] = None) -> Scene:
         """A handle on an existing scene: looked up on the live replicas in ranking order (so a
         scene created when the replicas were others is still found). NotFoundError if none has it."""
@@ -254,7 +257,7 @@ class ReplicaSet:
                 continue
             found.auto_recreate = self.auto_recreate if auto_recreate is None else auto_recreate
             return self._rehome(found, rid)
-        raise NotFoundError(f"scene: no scene named {name!r} on any live replica", code=None)
+        raise NotFoundError(f"scene: no scene named {name!r} on any live replica", field_path="scene")
 
     def _rehome(self, scene: Scene, replica_id: str) -> Scene:
         scene._client = _Route(self, scene.name, replica_id)

@@ -11,7 +11,7 @@ taxel.tensors; a step's arrays are views into the one bytes object gRPC received
 taxel/_wire.py). The first axis follows `env_ids`.
 """
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -46,7 +46,21 @@ class StepTiming:
 
 class Readings(Mapping):
     """The channels of one sensor in one branch ("measured" or "ground_truth"): a mapping
-    channel -> array, also readable as attributes (`.force`, `.depth`, ...)."""
+    channel -> array, also readable as attributes (`.force`, `.depth`, ...).
+
+    The channel attributes are declared for IDEs and type checkers only: each is there when the
+    sensor's kind has that channel and the read asked for it, else reading it is an
+    AttributeError listing the channels there are. Shapes: [E, *grid] or [E, n] per probe, with a
+    last axis of 3 for vectors (link frame)."""
+
+    contact: np.ndarray       # bool, in contact
+    depth: np.ndarray         # float32, m
+    normal: np.ndarray        # float32 [..., 3], unit
+    area: np.ndarray          # float32, m² (ContactDepthProbe's cap area)
+    partner: np.ndarray       # int32 canonical link index, -1 for none
+    force: np.ndarray         # float32 [..., 3], N
+    torque: np.ndarray        # float32 [..., 3], N·m
+    displacement: np.ndarray  # float32 [..., 3], m (ElastomerTaxel)
 
     def __init__(self, branch: str, channels: Dict[str, np.ndarray]):
         self.branch = branch
@@ -80,7 +94,21 @@ class Readings(Mapping):
 
 class SensorResult:
     """The readings of one sensor. Channel attributes (`.force`, `.depth`, ...) and `[channel]`
-    read the measured branch; `.ground_truth` is the clean branch (None unless requested)."""
+    read the measured branch; `.ground_truth` is the clean branch (None unless requested). The
+    channel attributes are those of Readings (declared for IDEs; there when read)."""
+
+    name: str
+    sensor_id: int
+    measured: Optional[Readings]
+    ground_truth: Optional[Readings]
+    contact: np.ndarray
+    depth: np.ndarray
+    normal: np.ndarray
+    area: np.ndarray
+    partner: np.ndarray
+    force: np.ndarray
+    torque: np.ndarray
+    displacement: np.ndarray
 
     def __init__(self, name: str, sensor_id: int, measured: Optional[Readings], ground_truth: Optional[Readings]):
         self.name, self.sensor_id = name, sensor_id
@@ -133,7 +161,7 @@ class StepResult(Mapping):
         self.contact_matrix = contact_matrix
 
     @classmethod
-    def from_proto(cls, resp) -> "StepResult":
+    def from_proto(cls, resp: Union["service_pb2.StepResponse", "service_pb2.ReadSensorsResponse"]) -> "StepResult":
         branches: Dict[str, Dict[str, Readings]] = {}
         ids: Dict[str, int] = {}
         for reading in resp.readings:
@@ -192,6 +220,10 @@ class StepResult(Mapping):
         return f"StepResult(step={self.step}, envs={len(self.env_ids)}, sensors={list(self.sensors)}{cm})"
 
 
+Names = Union[str, Sequence[str], None]
+"""Row or column names of a contact matrix, or globs (`*`, `?`): one or a list; None = all."""
+
+
 @dataclass(frozen=True)
 class ContactMatrix:
     """Partner-resolved contact forces (a slice of the scene's contact matrix).
@@ -219,7 +251,7 @@ class ContactMatrix:
         object.__setattr__(self, "column_index", {n: i for i, n in enumerate(self.columns)})
 
     @classmethod
-    def from_proto(cls, p) -> "ContactMatrix":
+    def from_proto(cls, p: "service_pb2.GetContactMatrixResponse") -> "ContactMatrix":
         return cls(np.array(p.env_ids, dtype=np.int32), list(p.rows), list(p.columns), decode(p.normal),
                    decode(p.friction) if p.HasField("friction") else None)
 
@@ -260,7 +292,8 @@ class ContactMatrix:
             f = f[:, :, cols]
         return f
 
-    def in_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def in_contact(self, threshold: float, partners: Names = None, bodies: Names = None,
+                   friction: bool = False) -> np.ndarray:
         """[E, B] bool: whether some selected partner pushes on the body with more than `threshold`
         newtons — any over the selected columns p of |F[e, b, p]| > threshold (the Euclidean norm
         of each cell; strictly greater, so threshold 0 means "any non-zero force").
@@ -275,11 +308,12 @@ class ContactMatrix:
         f = self._sliced(partners, bodies, friction)
         return np.any(np.linalg.norm(f, axis=-1) > threshold, axis=-1)
 
-    def any_contact(self, threshold: float, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def any_contact(self, threshold: float, partners: Names = None, bodies: Names = None,
+                    friction: bool = False) -> np.ndarray:
         """[E] bool: in_contact(...) of any selected body (e.g. "the robot touches the object")."""
         return np.any(self.in_contact(threshold, partners, bodies, friction), axis=-1)
 
-    def net_force(self, partners=None, bodies=None, friction: bool = False) -> np.ndarray:
+    def net_force(self, partners: Names = None, bodies: Names = None, friction: bool = False) -> np.ndarray:
         """[E, B, 3] float32: the force on each body summed over the selected partners (N, world)."""
         return self._sliced(partners, bodies, friction).sum(axis=2, dtype=np.float32)
 

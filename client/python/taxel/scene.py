@@ -2,18 +2,22 @@
 import logging
 import queue
 import threading
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
 
 from taxel._pb import service_pb2
-from taxel.contact import fill_contacts
+from taxel._types import ArrayLike, EnvIds, QuatOrder
+from taxel.contact import ContactsLike, fill_contacts
 from taxel.errors import TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, StepResult
 from taxel.sensors import Sensor
 from taxel.shapes import quat_order_enum
 from taxel.tensors import as_numpy, encode_real
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only (client.py imports this module)
+    from taxel.client import Client
 
 __all__ = ["Read", "Scene", "StepStream"]
 
@@ -76,6 +80,11 @@ class Read:
 SPARSE_MIN_BYTES = 64 << 10
 
 
+ReadArg = Union[Read, Mapping[str, Any], "service_pb2.ReadSpec", bool, None]
+"""What a step reads: a taxel.Read, a dict of its arguments, a taxel.v1.ReadSpec, False (no
+readings), or None/True (every sensor's measured readings)."""
+
+
 def _fill_read(read, out: "service_pb2.ReadSpec", sparse_default: bool) -> None:
     """`read` into `out`; sparse_default is the client's sparse_readings (a ReadSpec proto is
     taken as it is)."""
@@ -115,7 +124,7 @@ class Scene:
     `recreations` counts how often that happened. A re-created scene starts again from step 0.
     """
 
-    def __init__(self, client, info: SceneInfo, auto_recreate: bool = False, quat_order=None,
+    def __init__(self, client: "Client", info: SceneInfo, auto_recreate: bool = False, quat_order: QuatOrder = None,
                  dt: Optional[float] = None):
         self._client = client
         self._info = info
@@ -166,7 +175,7 @@ class Scene:
         return self._info.num_envs
 
     @property
-    def moving_links(self):
+    def moving_links(self) -> Tuple[str, ...]:
         """Names of the moving links: the order of the poses' second axis."""
         return self._info.moving_links
 
@@ -183,7 +192,7 @@ class Scene:
     # --------------------------------------------------------------------------------------------
     # Steps
 
-    def link_index(self, name, field: str = "link") -> int:
+    def link_index(self, name: Union[str, int], field: str = "link") -> int:
         """The canonical link index of `name` (see SceneInfo.link_index), from the last info."""
         return self._info.link_index(name, field)
 
@@ -207,8 +216,9 @@ class Scene:
             fill_contacts(contacts, req.contacts, self._info.link_index)
         return req
 
-    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None, contacts=None) -> StepResult:
+    def step(self, poses: ArrayLike, twists: Optional[ArrayLike] = None, dt: Optional[float] = None,
+             env_ids: EnvIds = None, quat_order: QuatOrder = None, read: ReadArg = None,
+             contacts: Optional[ContactsLike] = None) -> StepResult:
         """One simulation step: link poses in, readings out (unary Step).
 
         Args:
@@ -246,9 +256,9 @@ class Scene:
         `timeout` bounds the whole stream (default none)."""
         return StepStream(self, timeout)
 
-    def read(self, env_ids=None, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
-             ground_truth: bool = False, measured: bool = True, history: int = 0,
-             sparse: Optional[bool] = None) -> StepResult:
+    def read(self, env_ids: EnvIds = None, sensors: Optional[Sequence[str]] = None,
+             channels: Optional[Sequence[str]] = None, ground_truth: bool = False, measured: bool = True,
+             history: int = 0, sparse: Optional[bool] = None) -> StepResult:
         """The latest readings without stepping. `ground_truth=True` adds the clean branch
         (`result[s].ground_truth`); env_ids: a subset in the order wanted (default all);
         `sparse` as in taxel.Read.
@@ -266,7 +276,7 @@ class Scene:
             req.read, self._sparse_default(envs))
         return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
 
-    def reset(self, env_ids=None) -> None:
+    def reset(self, env_ids: EnvIds = None) -> None:
         """Clears the per-env state (triggers, velocity history) of `env_ids` (default all envs);
         their readings and contact-matrix rows read 0 until the next step. An empty env_ids resets
         nothing (so that `reset(np.nonzero(done)[0])` is safe when no env is done)."""
@@ -275,7 +285,7 @@ class Scene:
             return
         self._call("ResetEnvs", service_pb2.ResetEnvsRequest(scene=self.name, env_ids=envs or []))
 
-    def contact_matrix(self, env_ids=None, rows: Optional[Sequence[str]] = None,
+    def contact_matrix(self, env_ids: EnvIds = None, rows: Optional[Sequence[str]] = None,
                        columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
         """The latest partner-resolved contact forces (GetContactMatrix), without stepping.
 
@@ -315,8 +325,9 @@ class Scene:
         self._client._update_spec(self.name, lambda spec: spec.sensors.append(proto))
         return SensorInfo.from_proto(resp)
 
-    def update_sensor(self, name: str, probe_gain=None, env_ids=None, noise: Optional[float] = None,
-                      random_walk: Optional[float] = None, bias: Optional[float] = None) -> SensorInfo:
+    def update_sensor(self, name: str, probe_gain: Optional[ArrayLike] = None, env_ids: EnvIds = None,
+                      noise: Optional[float] = None, random_walk: Optional[float] = None,
+                      bias: Optional[float] = None) -> SensorInfo:
         """Changes a sensor's imperfections at run time (like Genesis' setters); the sensor must
         have been given imperfections. `probe_gain`: one gain per probe ([n] or the layout shape)
         for every env of `env_ids` (default all), or one row per env ([len(env_ids), n] or
@@ -415,8 +426,9 @@ class StepStream:
         """The sequence number of the last request sent."""
         return self._sequence
 
-    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None, contacts=None) -> StepResult:
+    def step(self, poses: ArrayLike, twists: Optional[ArrayLike] = None, dt: Optional[float] = None,
+             env_ids: EnvIds = None, quat_order: QuatOrder = None, read: ReadArg = None,
+             contacts: Optional[ContactsLike] = None) -> StepResult:
         """Like Scene.step, over the stream."""
         req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
         with self._lock:

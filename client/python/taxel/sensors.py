@@ -12,11 +12,12 @@ Values: scalars, lists, enum names (in full or their last part), numpy arrays fo
 dicts for messages. Options added to the proto later are accepted as soon as the stubs are
 regenerated; an unknown name is a TypeError listing the accepted ones.
 """
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from taxel._pb import scene_pb2
+from taxel._types import ArrayLike
 from taxel._protofields import set_field as _set_field
 from taxel.tensors import encode_real
 
@@ -50,8 +51,9 @@ class Sensor:
 
     kind: int = scene_pb2.SENSOR_KIND_UNSPECIFIED
 
-    def __init__(self, name: str, link: str, probe_local_pos, probe_radius, probe_local_normal=None,
-                 filter_links: Sequence[str] = (), **options):
+    def __init__(self, name: str, link: str, probe_local_pos: ArrayLike, probe_radius: ArrayLike,
+                 probe_local_normal: Optional[ArrayLike] = None,
+                 filter_links: Sequence[str] = (), **options: Any):
         self.name, self.link = name, link
         self.probe_local_pos = probe_local_pos
         self.probe_radius = probe_radius

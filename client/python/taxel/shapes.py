@@ -4,11 +4,12 @@ Each shape is centred on its own frame S and placed on its link by `pos` (3 valu
 (4 values) with an explicit `quat_order` ("xyzw" or "wxyz"): a quaternion without its order is a
 ValueError, as on the wire. Units are SI; shapes are given in their link's frame.
 """
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
 from taxel._pb import scene_pb2, tensor_pb2
+from taxel._types import ArrayLike, Quat, QuatOrder, Vec3
 from taxel.mesh import canonical_mesh_arrays, mesh_content_id
 from taxel.tensors import encode_real
 
@@ -21,7 +22,7 @@ WXYZ = "wxyz"  # MuJoCo, Isaac Lab 2.x, Genesis
 _QUAT_ORDERS = {"xyzw": tensor_pb2.XYZW, "wxyz": tensor_pb2.WXYZ}
 
 
-def quat_order_enum(order, field: str = "quat_order") -> int:
+def quat_order_enum(order: QuatOrder, field: str = "quat_order") -> int:
     """The wire enum of "xyzw"/"wxyz" (any case, or the enum itself). None or anything else is a
     ValueError naming `field`."""
     if order is None:
@@ -70,7 +71,7 @@ class Shape:
 
     _field = ""  # the Shape.geometry oneof member
 
-    def __init__(self, pos=None, quat=None, quat_order=None):
+    def __init__(self, pos: Vec3 = None, quat: Quat = None, quat_order: QuatOrder = None):
         self.pos, self.quat, self.quat_order = pos, quat, quat_order
         if quat is not None:
             quat_order_enum(quat_order, f"{type(self).__name__}.quat_order")
@@ -98,7 +99,7 @@ class Shape:
 class Sphere(Shape):
     _field = "sphere"
 
-    def __init__(self, radius: float, **pose):
+    def __init__(self, radius: float, **pose: Any):
         super().__init__(**pose)
         self.radius = float(radius)
 
@@ -112,7 +113,7 @@ class Sphere(Shape):
 class Box(Shape):
     _field = "box"
 
-    def __init__(self, half_extents, **pose):
+    def __init__(self, half_extents: ArrayLike, **pose: Any):
         super().__init__(**pose)
         self.half_extents = tuple(_floats(half_extents, 3, "Box.half_extents"))
 
@@ -127,7 +128,7 @@ class Capsule(Shape):
     """Axis +z of S: a segment from z = -half_length to +half_length swept by a sphere."""
     _field = "capsule"
 
-    def __init__(self, radius: float, half_length: float, **pose):
+    def __init__(self, radius: float, half_length: float, **pose: Any):
         super().__init__(**pose)
         self.radius, self.half_length = float(radius), float(half_length)
 
@@ -156,7 +157,7 @@ class Heightfield(Shape):
     x = (j - (cols-1)/2)·dx, y = (i - (rows-1)/2)·dy."""
     _field = "heightfield"
 
-    def __init__(self, heights, dx: float, dy: float, **pose):
+    def __init__(self, heights: ArrayLike, dx: float, dy: float, **pose: Any):
         super().__init__(**pose)
         self.heights = heights
         self.dx, self.dy = float(dx), float(dy)
@@ -175,7 +176,8 @@ class Mesh(Shape):
     `scale`: optional per-axis scale of the vertices."""
     _field = "mesh"
 
-    def __init__(self, mesh_id: Optional[str] = None, vertices=None, triangles=None, scale=None, **pose):
+    def __init__(self, mesh_id: Optional[str] = None, vertices: Optional[ArrayLike] = None,
+                 triangles: Optional[ArrayLike] = None, scale: Optional[ArrayLike] = None, **pose: Any):
         super().__init__(**pose)
         if (mesh_id is None) == (vertices is None):
             raise ValueError("Mesh: give either mesh_id or vertices and triangles")

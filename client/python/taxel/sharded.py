@@ -14,17 +14,19 @@ reads are routed by env, and env_ids keep the caller's order.
 """
 import concurrent.futures
 import dataclasses
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from taxel._pb import scene_pb2, service_pb2
+from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.client import Client
-from taxel.contact import ReportedContacts, _indices
-from taxel.errors import InvalidArgumentError, OutOfRangeError
+from taxel.contact import ContactsLike, ReportedContacts, _indices
+from taxel.errors import InvalidArgumentError, OutOfRangeError, field_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
-from taxel.scene import Scene, StepStream, _env_list
+from taxel.scene import ReadArg, Scene, StepStream, _env_list
+from taxel.sensors import Sensor
 from taxel.spec import SceneSpec
 from taxel.tensors import as_numpy
 
@@ -86,9 +88,9 @@ class _Route:
         seen = set()
         for i, e in enumerate(envs):
             if e < 0 or e >= num_envs:
-                raise OutOfRangeError(f"{field}[{i}]: env id {e} out of range [0, {num_envs})")
+                raise field_error(OutOfRangeError, f"{field}[{i}]", f"env id {e} out of range [0, {num_envs})")
             if e in seen:
-                raise InvalidArgumentError(f"{field}[{i}]: env id {e} appears more than once")
+                raise field_error(InvalidArgumentError, f"{field}[{i}]", f"env id {e} appears more than once")
             seen.add(e)
         a = np.asarray(envs, dtype=np.int64)
         shard_of = np.searchsorted(starts, a, side="right") - 1
@@ -156,7 +158,8 @@ class ShardedScene:
     reports them (shapes and env ids in its own, local numbering); env ids are checked here first,
     with the global numbering."""
 
-    def __init__(self, shards: Sequence[Scene], ranges: Sequence[Tuple[int, int]], owned_clients=()):
+    def __init__(self, shards: Sequence[Scene], ranges: Sequence[Tuple[int, int]],
+                 owned_clients: Sequence["Client"] = ()):
         if len(shards) != len(ranges) or not shards:
             raise ValueError("ShardedScene: one env range per shard, at least one shard")
         self.shards, self.ranges = list(shards), [tuple(r) for r in ranges]
@@ -166,7 +169,8 @@ class ShardedScene:
         self._steps = max(s.last_info.step for s in shards)
 
     @classmethod
-    def create(cls, clients, spec, replace: bool = False, auto_recreate: Optional[bool] = None, quat_order=None,
+    def create(cls, clients: Sequence[Union["Client", str]], spec: Union[SceneSpec, "scene_pb2.SceneSpec"],
+               replace: bool = False, auto_recreate: Optional[bool] = None, quat_order: QuatOrder = None,
                dt: Optional[float] = None) -> "ShardedScene":
         """Creates scene `spec.name` on every server: `clients` are taxel.Clients or targets
         ("host:port"; clients made here are closed by `close()`), one shard each, envs split by
@@ -247,7 +251,8 @@ class ShardedScene:
             stepped[route.envs] = True
         for i, e in enumerate(env.tolist()):
             if not stepped[e if 0 <= e < self.num_envs else -1]:
-                raise InvalidArgumentError(f"contacts.env[{i}]: env {e} is not one of the envs this step updates")
+                raise field_error(InvalidArgumentError, f"contacts.env[{i}]",
+                                  f"env {e} is not one of the envs this step updates")
         out = []
         for i, _, _ in route.parts:
             start, count = self.ranges[i]
@@ -264,12 +269,12 @@ class ShardedScene:
         return sum(c for _, c in self.ranges)
 
     @property
-    def moving_links(self):
+    def moving_links(self) -> Tuple[str, ...]:
         """Names of the moving links: the order of the poses' second axis."""
         return self.shards[0].moving_links
 
     @property
-    def quat_order(self):
+    def quat_order(self) -> Optional[int]:
         return self.shards[0].quat_order
 
     @property
@@ -287,14 +292,15 @@ class ShardedScene:
         return dataclasses.replace(infos[0], num_envs=self.num_envs, step=self._steps,
                                    memory_bytes=sum(x.memory_bytes for x in infos))
 
-    def link_index(self, name, field: str = "link") -> int:
+    def link_index(self, name: Union[str, int], field: str = "link") -> int:
         return self.shards[0].link_index(name, field)
 
     # --------------------------------------------------------------------------------------------
     # Steps, reads, resets
 
-    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None, contacts=None) -> StepResult:
+    def step(self, poses: ArrayLike, twists: Optional[ArrayLike] = None, dt: Optional[float] = None,
+             env_ids: EnvIds = None, quat_order: QuatOrder = None, read: ReadArg = None,
+             contacts: Optional[ContactsLike] = None) -> StepResult:
         """As Scene.step: each server steps its envs' rows (concurrently); the readings (and the
         contact matrix the read asks for) are concatenated in the caller's env order. `contacts`
         (REPORTED) are split by their global env."""
@@ -308,16 +314,16 @@ class ShardedScene:
         """One StepStream per server, stepped together (see ShardedStepStream)."""
         return ShardedStepStream(self, timeout)
 
-    def read(self, env_ids=None, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
-             ground_truth: bool = False, measured: bool = True, history: int = 0,
-             sparse: Optional[bool] = None) -> StepResult:
+    def read(self, env_ids: EnvIds = None, sensors: Optional[Sequence[str]] = None,
+             channels: Optional[Sequence[str]] = None, ground_truth: bool = False, measured: bool = True,
+             history: int = 0, sparse: Optional[bool] = None) -> StepResult:
         """As Scene.read, routed by env."""
         route = self._route(env_ids)
         results = self._each(lambda s, i, pos, local: s.read(local, sensors, channels, ground_truth, measured,
                                                              history, sparse), route.parts)
         return _merge_results(results, route, self.ranges, self._steps)
 
-    def reset(self, env_ids=None) -> None:
+    def reset(self, env_ids: EnvIds = None) -> None:
         """As Scene.reset: each server resets its envs among `env_ids` (default all)."""
         envs = _env_list(env_ids)
         if envs is not None and not envs:
@@ -325,7 +331,7 @@ class ShardedScene:
         route = _Route(self.ranges, envs)
         self._each(lambda s, i, pos, local: s.reset(local), route.parts)
 
-    def contact_matrix(self, env_ids=None, rows: Optional[Sequence[str]] = None,
+    def contact_matrix(self, env_ids: EnvIds = None, rows: Optional[Sequence[str]] = None,
                        columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
         """As Scene.contact_matrix, routed by env: [E, B, P, 3] in the caller's env order."""
         envs = _env_list(env_ids)
@@ -338,15 +344,16 @@ class ShardedScene:
     # --------------------------------------------------------------------------------------------
     # Sensors and lifetime
 
-    def add_sensor(self, sensor) -> SensorInfo:
+    def add_sensor(self, sensor: Sensor) -> SensorInfo:
         """Adds the sensor on every server (shard 0's info returned)."""
         return self._all(lambda s: s.add_sensor(sensor))[0]
 
     def remove_sensor(self, name: str) -> None:
         self._all(lambda s: s.remove_sensor(name))
 
-    def update_sensor(self, name: str, probe_gain=None, env_ids=None, noise: Optional[float] = None,
-                      random_walk: Optional[float] = None, bias: Optional[float] = None) -> SensorInfo:
+    def update_sensor(self, name: str, probe_gain: Optional[ArrayLike] = None, env_ids: EnvIds = None,
+                      noise: Optional[float] = None, random_walk: Optional[float] = None,
+                      bias: Optional[float] = None) -> SensorInfo:
         """As Scene.update_sensor, routed by env; a `probe_gain` with one row per env is split with
         the envs, one shared row goes to every server."""
         route = self._route(env_ids)
@@ -395,8 +402,9 @@ class ShardedStepStream:
     def closed(self) -> bool:
         return all(s.closed for s in self._streams)
 
-    def step(self, poses, twists=None, dt: Optional[float] = None, env_ids=None, quat_order=None,
-             read=None, contacts=None) -> StepResult:
+    def step(self, poses: ArrayLike, twists: Optional[ArrayLike] = None, dt: Optional[float] = None,
+             env_ids: EnvIds = None, quat_order: QuatOrder = None, read: ReadArg = None,
+             contacts: Optional[ContactsLike] = None) -> StepResult:
         """Like ShardedScene.step, over the streams."""
         sc = self._scene
         route = sc._route(env_ids)

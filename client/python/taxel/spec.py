@@ -12,12 +12,13 @@
 Units are SI (m, s, N); a link's shapes and a sensor's probes are in that link's frame. Shapes and
 poses: taxel/shapes.py; sensors and how their keyword options map onto the proto: taxel/sensors.py.
 """
-from typing import Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from taxel._pb import scene_pb2
 from taxel._protofields import set_field
+from taxel._types import ArrayLike, Quat, QuatOrder, Vec3
 from taxel.contact import CONTACT_SPEC_KEYWORDS, ContactMatrixSpec, NonlinearLaw
 from taxel.sensors import (ContactDepthProbe, ContactProbe, ElastomerTaxel, KinematicTaxel, ProximityTaxel,
                            Sensor)
@@ -52,7 +53,8 @@ class Link:
     """A rigid link: a name (unique within its entity, no '/') and its shapes. `pos`/`quat` are the
     fixed pose in world (X_WL) of a TERRAIN or STATIC link; moving links get theirs every step."""
 
-    def __init__(self, name: str, shapes: Iterable[Shape] = (), pos=None, quat=None, quat_order=None):
+    def __init__(self, name: str, shapes: Iterable[Shape] = (), pos: Vec3 = None, quat: Quat = None,
+                 quat_order: QuatOrder = None):
         self.name = name
         self.shapes = _shape_list(shapes, f"Link {name!r} shapes")
         self.pos, self.quat, self.quat_order = pos, quat, quat_order
@@ -63,7 +65,7 @@ class Link:
         self.shapes.extend(_shape_list([shape], f"Link {self.name!r} shapes"))
         return self
 
-    def to_proto(self, resolve_mesh=None) -> "scene_pb2.Link":
+    def to_proto(self, resolve_mesh: Optional[MeshResolver] = None) -> "scene_pb2.Link":
         out = scene_pb2.Link(name=self.name)
         for s in self.shapes:
             out.shapes.append(s.to_proto(resolve_mesh))
@@ -79,14 +81,14 @@ class Asset:
     """An alternative geometry for an OBJECT slot: one shape list per link of the entity. For a
     single-link object, `link_shapes` may be a flat list of shapes."""
 
-    def __init__(self, name: str, link_shapes):
+    def __init__(self, name: str, link_shapes: Iterable[Union[Shape, Iterable[Shape]]]):
         self.name = name
         items = list(link_shapes)
         if items and all(isinstance(s, Shape) for s in items):
             items = [items]
         self.link_shapes = [_shape_list(s, f"Asset {name!r} link_shapes[{i}]") for i, s in enumerate(items)]
 
-    def to_proto(self, resolve_mesh=None) -> "scene_pb2.Asset":
+    def to_proto(self, resolve_mesh: Optional[MeshResolver] = None) -> "scene_pb2.Asset":
         out = scene_pb2.Asset(name=self.name)
         for shapes in self.link_shapes:
             lst = out.link_shapes.add()
@@ -98,6 +100,13 @@ class Asset:
         return f"Asset({self.name!r}, link_shapes={self.link_shapes!r})"
 
 
+LinksArg = Union[Iterable[Link], Mapping[str, Iterable[Shape]]]
+"""An entity's links: Link objects, or a dict {link name: shapes}."""
+
+AssetsArg = Union[Iterable[Asset], Mapping[str, Iterable[Union[Shape, Iterable[Shape]]]]]
+"""An object's alternative geometries: Asset objects, or a dict {asset name: link shapes}."""
+
+
 class Entity:
     """A robot, object slot, projectile, terrain or static body: a kind and one or more links.
 
@@ -106,7 +115,8 @@ class Entity:
     `env_assets` gives each env's asset index (-1 = empty slot; omitted = asset 0 everywhere).
     """
 
-    def __init__(self, name: str, kind: str, links=(), assets=(), env_assets=None):
+    def __init__(self, name: str, kind: str, links: LinksArg = (), assets: AssetsArg = (),
+                 env_assets: Optional[ArrayLike] = None):
         if kind not in _KINDS:
             raise ValueError(f"Entity {name!r}: kind must be one of {sorted(_KINDS)}, got {kind!r}")
         self.name, self.kind = name, kind
@@ -122,7 +132,8 @@ class Entity:
             raise ValueError(f"Entity {name!r}: only objects have assets and env_assets")
         self.env_assets = None if env_assets is None else [int(a) for a in np.asarray(env_assets).reshape(-1)]
 
-    def link(self, name: str, shapes: Iterable[Shape] = (), pos=None, quat=None, quat_order=None) -> Link:
+    def link(self, name: str, shapes: Iterable[Shape] = (), pos: Vec3 = None, quat: Quat = None,
+             quat_order: QuatOrder = None) -> Link:
         """Adds a link and returns it."""
         return self.add_link(Link(name, shapes, pos=pos, quat=quat, quat_order=quat_order))
 
@@ -135,14 +146,14 @@ class Entity:
         self.links.append(link)
         return link
 
-    def asset(self, name: str, link_shapes) -> Asset:
+    def asset(self, name: str, link_shapes: Iterable[Union[Shape, Iterable[Shape]]]) -> Asset:
         """Adds an asset (OBJECT only) and returns it; its index is len(assets) after adding."""
         if self.kind != "object":
             raise ValueError(f"Entity {self.name!r}: only objects have assets")
         self.assets.append(Asset(name, link_shapes))
         return self.assets[-1]
 
-    def to_proto(self, resolve_mesh=None) -> "scene_pb2.Entity":
+    def to_proto(self, resolve_mesh: Optional[MeshResolver] = None) -> "scene_pb2.Entity":
         out = scene_pb2.Entity(name=self.name, kind=_KINDS[self.kind])
         for link in self.links:
             out.links.append(link.to_proto(resolve_mesh))
@@ -183,9 +194,13 @@ class SceneSpec:
     with `set_contact_matrix(...)`.
     """
 
-    def __init__(self, name: str, num_envs: int = 1, seed: int = 0, contact_bodies=None, contact_partners=None,
-                 contact_source=None, contact_friction=None, contact_law=None, contact_sample_spacing=None,
-                 contact_matrix=None, **fields):
+    def __init__(self, name: str, num_envs: int = 1, seed: int = 0,
+                 contact_bodies: Optional[Union[str, Sequence[str]]] = None,
+                 contact_partners: Optional[Union[str, Sequence[str]]] = None,
+                 contact_source: Optional[Union[str, int]] = None, contact_friction: Optional[bool] = None,
+                 contact_law: Union[NonlinearLaw, Dict[str, Any], None] = None,
+                 contact_sample_spacing: Optional[float] = None, contact_matrix: Optional[ContactMatrixSpec] = None,
+                 **fields: Any):
         self.name, self.num_envs, self.seed = name, int(num_envs), int(seed)
         self.entities: List[Entity] = []
         self.sensors: List[Sensor] = []
@@ -217,8 +232,10 @@ class SceneSpec:
         for key, value in self.fields.items():
             set_field(probe, key, value, "SceneSpec")  # validates the values now
 
-    def set_contact_matrix(self, bodies, partners=("terrain",), source="estimated", friction: bool = False,
-                           law=None, sample_spacing: Optional[float] = None) -> ContactMatrixSpec:
+    def set_contact_matrix(self, bodies: Union[str, Sequence[str]], partners: Union[str, Sequence[str]] = ("terrain",),
+                           source: Union[str, int] = "estimated", friction: bool = False,
+                           law: Union[NonlinearLaw, Dict[str, Any], None] = None,
+                           sample_spacing: Optional[float] = None) -> ContactMatrixSpec:
         """Sets (or replaces) the scene's contact matrix and returns it; the arguments are those of
         taxel.ContactMatrixSpec. `bodies` may also be a ContactMatrixSpec, a dict of the proto's
         field names, or a taxel.v1.ContactMatrixSpec; None removes the matrix."""
@@ -250,27 +267,30 @@ class SceneSpec:
             e.link(link, shapes)
         return self.add_entity(e)
 
-    def robot(self, name: str, links=(), shapes=None, link: str = "body") -> Entity:
+    def robot(self, name: str, links: LinksArg = (), shapes: Optional[Iterable[Shape]] = None,
+              link: str = "body") -> Entity:
         """Adds a ROBOT (moving links; one pose per env and link each step)."""
         return self._entity(name, "robot", links, shapes, link)
 
-    def object(self, name: str, links=(), shapes=None, link: str = "body", assets=(), env_assets=None) -> Entity:
+    def object(self, name: str, links: LinksArg = (), shapes: Optional[Iterable[Shape]] = None, link: str = "body",
+               assets: AssetsArg = (), env_assets: Optional[ArrayLike] = None) -> Entity:
         """Adds an OBJECT slot (moving; may hold a different asset per env, or be empty).
         `shapes` is a shortcut for one link named `link` ("body")."""
         return self._entity(name, "object", links, shapes, link, assets=assets, env_assets=env_assets)
 
-    def projectile(self, name: str, links=(), shapes=None, link: str = "body") -> Entity:
+    def projectile(self, name: str, links: LinksArg = (), shapes: Optional[Iterable[Shape]] = None,
+                   link: str = "body") -> Entity:
         """Adds a PROJECTILE (moving)."""
         return self._entity(name, "projectile", links, shapes, link)
 
-    def terrain(self, name: str = "terrain", links=(), shapes=None, link: str = "body", pos=None, quat=None,
-                quat_order=None) -> Entity:
+    def terrain(self, name: str = "terrain", links: LinksArg = (), shapes: Optional[Iterable[Shape]] = None,
+                link: str = "body", pos: Vec3 = None, quat: Quat = None, quat_order: QuatOrder = None) -> Entity:
         """Adds TERRAIN (fixed, shared by all envs). `shapes` (+ `pos`/`quat`, the link's pose in
         world) is a shortcut for one link named `link` ("body")."""
         return self._fixed(name, "terrain", links, shapes, link, pos, quat, quat_order)
 
-    def static(self, name: str, links=(), shapes=None, link: str = "body", pos=None, quat=None,
-               quat_order=None) -> Entity:
+    def static(self, name: str, links: LinksArg = (), shapes: Optional[Iterable[Shape]] = None, link: str = "body",
+               pos: Vec3 = None, quat: Quat = None, quat_order: QuatOrder = None) -> Entity:
         """Adds STATIC geometry (fixed, shared by all envs); same shortcut as `terrain`."""
         return self._fixed(name, "static", links, shapes, link, pos, quat, quat_order)
 

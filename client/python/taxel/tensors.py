@@ -13,10 +13,12 @@ response's bytes as gRPC received them (taxel/_wire.py), so one array keeps the 
 alive. Copy it (`arr.copy()`) to modify it or to keep it alone.
 """
 import math
+from typing import Optional
 
 import numpy as np
 
 from taxel._pb import tensor_pb2
+from taxel._types import ArrayLike
 
 __all__ = ["encode_real", "encode_int32", "decode", "expand_sparse", "as_numpy", "DTYPES"]
 
@@ -29,7 +31,7 @@ DTYPES = {
 }
 
 
-def as_numpy(x) -> np.ndarray:
+def as_numpy(x: ArrayLike) -> np.ndarray:
     """`numpy.asarray(x)`. A torch tensor is first detached and moved to the CPU
     (`.detach().cpu()`); an object numpy cannot read directly but that has a `.numpy()` method
     (a warp array on a GPU) is converted with it."""
@@ -55,7 +57,7 @@ def _little_contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
-def encode_real(x, out=None) -> "tensor_pb2.Tensor":
+def encode_real(x: ArrayLike, out: Optional["tensor_pb2.Tensor"] = None) -> "tensor_pb2.Tensor":
     """A FLOAT32 or FLOAT64 tensor of `x` (float32/float64 kept, other real types -> float64)."""
     a = as_numpy(x)
     if a.dtype.kind == "f" and a.dtype.itemsize == 4:
@@ -74,7 +76,7 @@ def encode_real(x, out=None) -> "tensor_pb2.Tensor":
     return t
 
 
-def encode_int32(x, out=None) -> "tensor_pb2.Tensor":
+def encode_int32(x: ArrayLike, out: Optional["tensor_pb2.Tensor"] = None) -> "tensor_pb2.Tensor":
     """An INT32 tensor of an integer array (values must fit in int32)."""
     a = as_numpy(x)
     if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and a.size == 0):

@@ -237,6 +237,7 @@ inline v1::StepRequest BigMatrixStep() {
 
 std::vector<BadInput> UndecodableCases();  // every RPC
 std::vector<BadInput> MeshCases();         // UploadMesh
+std::vector<BadInput> DeleteMeshCases();   // DeleteMesh
 std::vector<BadInput> SceneCases();        // CreateScene
 std::vector<BadInput> SensorCases();       // AddSensor, RemoveSensor, UpdateSensor
 std::vector<BadInput> StepCases();         // Step, StepStream

@@ -110,4 +110,31 @@ std::vector<BadInput> MeshCases() {
   };
 }
 
+std::vector<BadInput> DeleteMeshCases() {
+  const std::string m = "DeleteMesh";
+  v1::DeleteMeshRequest long_id;
+  long_id.set_mesh_id(std::string(100000, 'f'));
+  std::vector<BadInput> cases = {
+      Case("id_unknown", m, Text(R"pb(mesh_id: "0123abcd")pb"), kNotFound, "mesh_id",
+           "mesh '0123abcd' has not been uploaded"),
+      Case("id_empty", m, Text(R"pb(mesh_id: "")pb"), kNotFound, "mesh_id", "mesh '' has not been uploaded"),
+      Case("id_100kb", m, Bytes(long_id.SerializeAsString()), kNotFound, "mesh_id", "mesh 'fff"),
+  };
+  // A mesh the scene "meshy" uses (its ball): refused, and the mesh, the scene and memory_bytes
+  // stay as they were (the snapshot is taken after the setup).
+  cases.push_back(Case("id_in_use", m,
+                       Build<v1::DeleteMeshRequest>([](v1::DeleteMeshRequest& r, BadInputContext& ctx) {
+                         r.set_mesh_id(ctx.mesh_id);
+                       }),
+                       kPrecondition, "mesh_id", "is used by scene 'meshy'; delete the scene first")
+                      .Setup([](BadInputContext& ctx) {
+                        const geometry::MeshData mesh = BallMesh();
+                        auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+                        ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+                        ctx.mesh_id = uploaded->mesh_id();
+                        MustCreate(ctx, ToWire(GraspSpec("meshy", 1, MeshShape(ctx.mesh_id))));
+                      }));
+  return cases;
+}
+
 }  // namespace taxel::testing
