@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from google.protobuf import json_format
@@ -50,7 +50,7 @@ def find_cli() -> str:
                             f"(make; looked for {built})")
 
 
-def import_bundle(path: str, entity: Optional[str] = None, bodies: Optional[Iterable[str]] = None,
+def import_bundle(path: Union[str, "os.PathLike[str]"], entity: Optional[str] = None, bodies: Optional[Iterable[str]] = None,
                   groups: Optional[Iterable[int]] = None, num_envs: int = 1, name: Optional[str] = None) -> dict:
     """Runs `taxel-cli import` on `path` and returns the parsed bundle {"scene", "meshes",
     "geom_names"}. ValueError carrying the CLI's message (MuJoCo's error text for a file that does
@@ -149,7 +149,7 @@ def _quat_matrix(q: Sequence[float], order: str) -> np.ndarray:
 _FACES = {"+x": (0, 1.0), "-x": (0, -1.0), "+y": (1, 1.0), "-y": (1, -1.0), "+z": (2, 1.0), "-z": (2, -1.0)}
 
 
-def grid_on_box_face(spec, link: str, shape, face: str = "+z", rows: int = 4, cols: int = 4,
+def grid_on_box_face(spec, link: str, shape: Union[int, str], face: str = "+z", rows: int = 4, cols: int = 4,
                      pitch: Optional[Tuple[float, float]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Probe centres on one face of a Box shape, in the LINK frame (what SensorSpec.probe_local_pos
     expects), and the face's outward unit normal in the link frame.

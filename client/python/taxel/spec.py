@@ -12,6 +12,7 @@
 Units are SI (m, s, N); a link's shapes and a sensor's probes are in that link's frame. Shapes and
 poses: taxel/shapes.py; sensors and how their keyword options map onto the proto: taxel/sensors.py.
 """
+import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -333,8 +334,9 @@ class SceneSpec:
     # -- Import from MJCF / URDF (taxel/model_import.py; docs/reference.md, "Importing MJCF and URDF")
 
     @classmethod
-    def from_mjcf(cls, path, entity: Optional[str] = None, bodies=None, groups=None, num_envs: int = 1,
-                  name: Optional[str] = None) -> "SceneSpec":
+    def from_mjcf(cls, path: Union[str, "os.PathLike[str]"], entity: Optional[str] = None,
+                  bodies: Optional[Union[str, Iterable[str]]] = None, groups: Optional[Iterable[int]] = None,
+                  num_envs: int = 1, name: Optional[str] = None) -> "SceneSpec":
         """A spec compiled from an MJCF file by MuJoCo (through `taxel-cli import`): one ROBOT entity
         (`entity`, default the model's name) whose links are the bodies that move, named after
         them; bodies welded to the world go to STATIC `<entity>_static`, planes and height fields
@@ -345,14 +347,15 @@ class SceneSpec:
         return spec_from_bundle(import_bundle(path, entity, bodies, groups, num_envs, name))
 
     @classmethod
-    def from_urdf(cls, path, entity: Optional[str] = None, bodies=None, groups=None, num_envs: int = 1,
-                  name: Optional[str] = None) -> "SceneSpec":
+    def from_urdf(cls, path: Union[str, "os.PathLike[str]"], entity: Optional[str] = None,
+                  bodies: Optional[Union[str, Iterable[str]]] = None, groups: Optional[Iterable[int]] = None,
+                  num_envs: int = 1, name: Optional[str] = None) -> "SceneSpec":
         """As from_mjcf, for a URDF file (MuJoCo's URDF reader: <collision> elements only, links
         welded to their parent fused into it, the root link's geoms on the world body)."""
         return cls.from_mjcf(path, entity, bodies, groups, num_envs, name)
 
     @classmethod
-    def from_bundle(cls, bundle) -> "SceneSpec":
+    def from_bundle(cls, bundle: Union[str, "os.PathLike[str]", Dict[str, Any]]) -> "SceneSpec":
         """A spec from a scene bundle: the dict, or the path of a JSON file `taxel-cli import` wrote."""
         from taxel.model_import import spec_from_bundle
         if not isinstance(bundle, dict):
@@ -361,8 +364,8 @@ class SceneSpec:
                 bundle = json.load(f)
         return spec_from_bundle(bundle)
 
-    def grid_on_box_face(self, link: str, shape, face: str = "+z", rows: int = 4, cols: int = 4,
-                         pitch=None) -> Tuple[np.ndarray, np.ndarray]:
+    def grid_on_box_face(self, link: str, shape: Union[int, str], face: str = "+z", rows: int = 4, cols: int = 4,
+                         pitch: Optional[Tuple[float, float]] = None) -> Tuple[np.ndarray, np.ndarray]:
         """Probe centres [rows, cols, 3] on a face of a Box shape of `link`, in the link frame, and
         the face's outward normal [3] in the link frame; `shape` is the box's index in the link or
         its geom name in the imported file. See taxel.model_import.grid_on_box_face."""
