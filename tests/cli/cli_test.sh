@@ -209,6 +209,13 @@ URDF
   done
   if cli import /usr/share/mujoco/model/humanoid/humanoid.xml --bodies 'tail*' 2>"$WORK/err"; then fail "bad glob"; fi
   grep -q -- "--bodies: 'tail\*' matches no body" "$WORK/err" || fail "bad glob message: $(cat "$WORK/err")"
+  # --groups: the mug's mesh is a visual geom (group 1, contype 0), imported only when asked for.
+  cli import /usr/share/mujoco/model/mug/mug.xml > "$WORK/mug.json"
+  grep -q '"mesh_id"' "$WORK/mug.json" && fail "mug: visual mesh imported by default"
+  cli import /usr/share/mujoco/model/mug/mug.xml --groups 1,3 > "$WORK/mug.json"
+  grep -q '"mesh_id"' "$WORK/mug.json" || fail "mug: --groups 1,3 has no mesh"
+  if cli import /usr/share/mujoco/model/mug/mug.xml --groups=one 2>"$WORK/err"; then fail "bad --groups"; fi
+  grep -q -- "--groups: not an integer: 'one'" "$WORK/err" || fail "bad --groups message: $(cat "$WORK/err")"
   if cli import "$WORK/none.xml" 2>"$WORK/err"; then fail "missing file accepted"; fi
   grep -q "cannot load '$WORK/none.xml'" "$WORK/err" || fail "missing file message: $(cat "$WORK/err")"
 fi
