@@ -46,6 +46,8 @@ class TaxelServer {
   int metrics_port() const { return metrics_port_; }
   /// A client target for this server ("127.0.0.1:<port>" or the unix address).
   std::string target() const;
+  /// Requests waiting for a request thread now (what taxel_executor_queue_depth reports).
+  size_t queued_requests() const { return executor_->queue_depth(); }
 
   /// readiness → NOT_SERVING, new scenes refused, open streams ended with UNAVAILABLE.
   void Drain();
