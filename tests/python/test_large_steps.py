@@ -125,6 +125,6 @@ def test_a_request_over_the_servers_limit_is_split(fresh_server_1mib):
 
 @pytest.fixture
 def fresh_server_1mib():
-    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576"]).start()
+    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576", "--max_triangles_per_mesh=20000"]).start()
     yield s
     s.stop()

@@ -4,6 +4,7 @@
 // that asked for it, before anything is allocated or any state changes; what is accepted is
 // counted in memory_bytes. One test per allocation, each checking the refusal and the unchanged
 // state (step count, memory_bytes, scene list).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -40,6 +41,8 @@ class ServiceLimitsTest : public ServerTest {
     if (eval_threads > 0) o.eval_threads = eval_threads;
     o.limits.max_memory_bytes = max_memory_bytes;
     o.limits.max_message_bytes = max_message_bytes;
+    // A mesh at the triangle limit must fit in one message (server::ValidateMeshLimits).
+    o.limits.max_triangles_per_mesh = std::min<int64_t>(o.limits.max_triangles_per_mesh, (max_message_bytes - 512) / 24);
     StartServer(o);
   }
 
