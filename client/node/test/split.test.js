@@ -95,6 +95,11 @@ function resultBytes(result) {
   return out;
 }
 
+function assertClose(actual, expected, what) {
+  assert.equal(actual.length, expected.length, what);
+  actual.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${what}[${i}]: ${v} != ${expected[i]}`));
+}
+
 function assertSameBytes(actual, expected, what) {
   assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${what}: readings`);
   for (const [key, bytes] of expected) assert.ok(actual.get(key).equals(bytes), `${what}: ${key} differs`);
@@ -311,6 +316,57 @@ describe('steps and reads over the message limit', { skip: SERVER ? false : 'TAX
       const slices = await stepInSlices(twin, 'twin', all, s, { branches: read.branches }, 8);
       assertSameBytes(resultBytes(r), sliceBytes(slices), `stream step ${s}`);
     }
+  });
+
+  test('reported contacts go with their envs\' parts: the matrix holds each env\'s forces', async () => {
+    const reported = (name) => ({ ...padsSpec(name, E), contact_matrix: { ...padsSpec(name, E).contact_matrix, source: 'REPORTED' } });
+    await client.createScene(reported('rwhole'));
+    await twin.createScene(reported('rtwin'));
+    // Env e: a contact of hand/left (link 0) with the ball (link 2) pushing with (e, 0.5, −1) N and
+    // friction (0.1·e, 0, 0) N unless e % 3 = 2; envs e % 5 = 0 also one of hand/right (link 1), (1, 1, 1) N.
+    const env = []; const body = []; const force = []; const friction = [];
+    for (let e = E - 1; e >= 0; e--) {   // listed from the last env: parts must pick them by env
+      if (e % 3 !== 2) { env.push(e); body.push(0); force.push(e, 0.5, -1); friction.push(0.1 * e, 0, 0); }
+      if (e % 5 === 0) { env.push(e); body.push(1); force.push(1, 1, 1); friction.push(0, 0, 0); }
+    }
+    const contacts = { env: new Int32Array(env), body: new Int32Array(body), partner: new Int32Array(env.length).fill(2),
+      force: new Float64Array(force), friction: new Float64Array(friction) };
+    log.length = 0;
+    const read = { none: true, contact_matrix: true };
+    const r = await client.step({ scene: 'rwhole', poses: padsPoses(all, 0), quatOrder: 'XYZW', dt: 0.01, read: { ...read, none: false }, contacts });
+    assert.ok(log.filter((c) => c.method === 'Step').length > 1, 'split');
+    assert.equal(r.step, 1);
+    const normal = fromTensor(r.contact_matrix.normal).data;   // [E, 2 rows, 1 column, 3]
+    const fric = fromTensor(r.contact_matrix.friction).data;
+    for (let e = 0; e < E; e++) {
+      const left = e % 3 !== 2 ? [e, 0.5, -1] : [0, 0, 0];
+      const right = e % 5 === 0 ? [1, 1, 1] : [0, 0, 0];
+      assertClose(Array.from(normal.subarray(6 * e, 6 * e + 6)), [...left, ...right], `normal env ${e}`);
+      assertClose(Array.from(fric.subarray(6 * e, 6 * e + 3)), e % 3 !== 2 ? [0.1 * e, 0, 0] : [0, 0, 0], `friction env ${e}`);
+    }
+    // The twin in slices of 6 envs, each with its own envs' contacts, reads the same bytes.
+    const slices = [];
+    for (let at = 0; at < E; at += 6) {
+      const ids = all.slice(at, at + 6);
+      const mine = env.map((e, i) => [e, i]).filter(([e]) => ids.includes(e)).map(([, i]) => i);
+      const pick = (a, w) => a.constructor.from(mine.flatMap((i) => Array.from(a.subarray(w * i, w * i + w))));
+      slices.push(await twin.call('Step', { scene: 'rtwin', env_ids: ids, poses: tensor(padsPoses(ids, 0), [ids.length, 3, 7]),
+        quat_order: 'XYZW', dt: 0.01, read: { ...read, none: false }, continues_step: at > 0,
+        contacts: { env: tensor(pick(contacts.env, 1)), body: tensor(pick(contacts.body, 1)), partner: tensor(pick(contacts.partner, 1)),
+          force: tensor(pick(contacts.force, 3), [mine.length, 3]), friction: tensor(pick(contacts.friction, 3), [mine.length, 3]) } }));
+    }
+    assert.ok(r.contact_matrix.normal.data.equals(Buffer.concat(slices.map((x) => x.contact_matrix.normal.data))));
+    assertSameBytes(resultBytes(r), sliceBytes(slices), 'reported');
+    // A contact in an env the step does not update is refused by the client before any part.
+    log.length = 0;
+    const stray = await client.step({ scene: 'rwhole', envIds: all.slice(1), poses: padsPoses(all.slice(1), 1), quatOrder: 'XYZW',
+      dt: 0.01, read: { branches: ['MEASURED', 'GROUND_TRUTH'] }, contacts }).catch((e) => e);
+    assert.equal(stray.codeName, 'INVALID_ARGUMENT');
+    const firstEnv0 = env.indexOf(0);
+    assert.equal(stray.fieldViolations[0].field, `contacts.env[${firstEnv0}]`);
+    assert.equal(log.filter((c) => c.method === 'Step').length, 0);
+    await client.deleteScene('rwhole');
+    await twin.deleteScene('rtwin');
   });
 
   test('a stale SceneInfo: the refused part is halved and retried, the result unchanged', async () => {
