@@ -49,7 +49,7 @@ function responseBytes(scene, read = {}, history = 0) {
       for (const o of s.outputs || []) {
         if (!pick(read.channels, o.channel)) continue;
         const n = product((o.shape || []).slice(1)) * samples;
-        perEnv += branches * (n * itemSize(o.dtype) + (read.sparse ? n / 8 : 0));
+        perEnv += branches * (n * itemSize(o.dtype) + (read.sparse ? Math.ceil(n / 8) : 0));
         fixed += 64 * branches;
       }
     }
@@ -58,7 +58,7 @@ function responseBytes(scene, read = {}, history = 0) {
   if (read.contact_matrix && cm) {
     const tensors = cm.friction ? 2 : 1;
     perEnv += (cm.rows || []).length * (cm.columns || []).length * 3 * 4 * tensors + 5;
-    fixed += 256 + namesBytes(cm.rows) + namesBytes(cm.columns) + 64 * tensors;
+    fixed += 256 + namesBytes(cm.rows) + namesBytes(cm.columns);
   }
   return { perEnv, fixed };
 }
@@ -76,17 +76,17 @@ function contactEnvs(contacts) {
 }
 
 /**
- * Bytes of a StepRequest, per env (the largest env, counting its reported contacts) and fixed.
+ * Bytes of a StepRequest per env: the env id, the poses and twists rows, the reported contacts of
+ * the env with the most (their framing is left to the 10 % margin, as the readings' is not).
  * @param {object} req the wire StepRequest (tensors as {dtype, shape, data})
  * @param {object} scene SceneInfo
  * @param {Int32Array} [contactEnv] the env of each reported contact
  */
 function requestBytes(req, scene, contactEnv) {
   const L = (scene.moving_links || []).length;
-  let perEnv = 0;
-  let tensors = 0;
-  if (req.poses) { perEnv += L * 7 * itemSize(req.poses.dtype); tensors++; }
-  if (req.twists) { perEnv += L * 6 * itemSize(req.twists.dtype); tensors++; }
+  let perEnv = 5;  // the env id (varint)
+  if (req.poses) perEnv += L * 7 * itemSize(req.poses.dtype);
+  if (req.twists) perEnv += L * 6 * itemSize(req.twists.dtype);
   const k = req.contacts;
   if (k && contactEnv && contactEnv.length > 0) {
     const perContact = 3 * 4 + 3 * itemSize(k.force && k.force.dtype) + (k.friction ? 3 * itemSize(k.friction.dtype) : 0);
@@ -98,9 +98,8 @@ function requestBytes(req, scene, contactEnv) {
       if (c > most) most = c;
     }
     perEnv += most * perContact;
-    tensors += k.friction ? 5 : 4;
   }
-  return { perEnv, fixed: 64 * tensors };
+  return { perEnv, fixed: 0 };
 }
 
 /**
@@ -275,40 +274,76 @@ function partStepRequest(req, plan, start, end, k) {
   return part;
 }
 
-/** A RESOURCE_EXHAUSTED refusal of the readings' size (field violation `read`). */
-function isReadTooLarge(err) {
+/**
+ * A RESOURCE_EXHAUSTED refusal of a call's size: the server's estimate of its readings (field
+ * violation `read`) or the transport's limit on the request ("... larger than max ...").
+ */
+function isTooLarge(err) {
   return err != null && err.codeName === 'RESOURCE_EXHAUSTED' &&
-      (err.fieldViolations || []).some((v) => v.field === 'read');
+      ((err.fieldViolations || []).some((v) => v.field === 'read') || /larger than max/.test(err.details || ''));
 }
 
 /**
- * Sends the parts one after another; a part refused for its readings' size (the server's estimate
- * is above the client's) is halved and retried (a refused part changes nothing on the server).
+ * Sends the parts one after another; a part refused as too large (the server's estimate is above
+ * the client's) is sent again with half its envs, and so are the parts after it (a refused part
+ * changes nothing on the server).
  * @param {number} n envs in all
  * @param {number} perPart
  * @param {(start: number, end: number, k: number) => Promise<object>} send part k (k: parts accepted so far)
  * @returns {Promise<{responses: object[], ranges: number[][]}>}
  */
 async function sendParts(n, perPart, send) {
-  const queue = envRanges(n, perPart);
   const responses = [];
   const ranges = [];
-  while (queue.length > 0) {
-    const [s, e] = queue.shift();
+  let size = perPart;
+  for (let s = 0; s < n;) {
+    const e = Math.min(n, s + size);
     try {
       responses.push(await send(s, e, responses.length));
-      ranges.push([s, e]);
     } catch (err) {
-      if (e - s > 1 && isReadTooLarge(err)) {
-        const m = s + Math.ceil((e - s) / 2);
-        queue.unshift([s, m], [m, e]);
+      if (e - s > 1 && isTooLarge(err)) {
+        size = Math.max(1, Math.floor((e - s) / 2));
         continue;
       }
       if (err && typeof err === 'object') err.partsDone = ranges.slice();
       throw err;
     }
+    ranges.push([s, e]);
+    s = e;
   }
   return { responses, ranges };
+}
+
+/**
+ * A split step on a StepStream: the parts pipelined; when one is refused as too large the server
+ * has ended the stream there (the later parts were not applied), so the stream is reopened and
+ * the rest sent again with half that part's envs per part.
+ * @param {{_write: function(object): Promise<object>, _reopen: function(): void}} stream
+ * @returns {Promise<object[]>} the decoded parts' responses, in order
+ */
+async function streamInParts(stream, request, plan) {
+  const n = plan.envs.length;
+  const results = [];
+  let size = plan.perPart;
+  for (let s = 0; s < n;) {
+    const ranges = envRanges(n - s, size).map(([a, b]) => [s + a, s + b]);
+    const settled = await Promise.allSettled(
+      ranges.map(([a, b], i) => stream._write(partStepRequest(request, plan, a, b, results.length + i))));
+    const failed = settled.findIndex((x) => x.status === 'rejected');
+    for (const x of failed < 0 ? settled : settled.slice(0, failed)) results.push(x.value);
+    if (failed < 0) break;
+    const err = settled[failed].reason;
+    const [a, b] = ranges[failed];
+    if (b - a <= 1 || !isTooLarge(err)) {
+      if (err && typeof err === 'object' && a > 0) err.steppedEnvIds = plan.envs.slice(0, a);
+      throw err;
+    }
+    if (stream._splitter) stream._splitter.forget(request.scene);  // fetch a fresh SceneInfo next time
+    stream._reopen();
+    s = a;
+    size = Math.max(1, Math.floor((b - a) / 2));
+  }
+  return results;
 }
 
 /** Decoded tensors ({dtype, shape, data: TypedArray}) one after the other along axis 0. */
@@ -341,13 +376,12 @@ function joinReadings(parts) {
 }
 
 /**
- * One logical response from decoded parts (readings already converted): step = the last part's,
- * env_ids concatenated, readings and the contact matrix joined along axis 0, timing summed.
+ * One logical response from decoded parts (readings already converted): step and sequence = the
+ * last part's, env_ids concatenated, readings and the contact matrix joined along axis 0, timing summed.
  */
 function joinResponses(parts) {
   const last = parts[parts.length - 1];
   const out = { ...last, env_ids: parts.flatMap((p) => p.env_ids), readings: joinReadings(parts) };
-  if (parts[0].sequence !== undefined) out.sequence = parts[0].sequence;
   if (last.timing) {
     out.timing = {};
     for (const key of Object.keys(last.timing)) out.timing[key] = parts.reduce((s, p) => s + (p.timing ? p.timing[key] : 0), 0);
@@ -449,7 +483,7 @@ class Splitter {
       try {
         return this.hooks.decode(await this.client.call(method, request));
       } catch (err) {
-        if (!plan || !isReadTooLarge(err)) throw err;
+        if (!plan || !isTooLarge(err)) throw err;
         // The server's estimate is above ours (a SceneInfo changed elsewhere?): plan again with at
         // most half the envs per part.
         if (!(plan.n > 1)) throw err;
@@ -461,7 +495,11 @@ class Splitter {
       (s, e, k) => partStepRequest(request, plan, s, e, k) :
       (s, e) => ({ ...request, env_ids: plan.envs.slice(s, e) });
     try {
-      const { responses } = await sendParts(plan.envs.length, plan.perPart, (s, e, k) => this.client.call(method, part(s, e, k)));
+      const send = (s, e, k) => this.client.call(method, part(s, e, k)).catch((err) => {
+        if (isTooLarge(err)) this.forget(request.scene);  // fetch a fresh SceneInfo next time
+        throw err;
+      });
+      const { responses } = await sendParts(plan.envs.length, plan.perPart, send);
       return this.hooks.attach(joinResponses(responses.map((r) => this.hooks.decode(r))));
     } catch (err) {
       if (method === 'Step' && err && err.partsDone && err.partsDone.length > 0) {
@@ -472,19 +510,15 @@ class Splitter {
     }
   }
 
-  /**
-   * The requests of one step on a StepStream: [request] when it fits, else its parts (pipelined;
-   * the stream ends on a refused part, as on any failed step, so parts are not retried there).
-   */
-  async streamParts(request) {
+  /** How to send a step on a StepStream: null (whole) or its plan for {@link streamInParts}. */
+  async streamPlan(request) {
     const plan = await this.plan(planStep, request);
-    if (!plan || plan.whole) return [request];
-    return envRanges(plan.envs.length, plan.perPart).map(([s, e], k) => partStepRequest(request, plan, s, e, k));
+    return !plan || plan.whole ? null : plan;
   }
 }
 
 module.exports = {
   Splitter,
   ITEM_SIZES, FILL, responseBytes, requestBytes, envsPerPart, envRanges, resolveEnvs, planStep, planRead,
-  partStepRequest, sliceEnvs, sendParts, isReadTooLarge, joinResponses, concatDecoded,
+  partStepRequest, sliceEnvs, sendParts, streamInParts, isTooLarge, joinResponses, concatDecoded,
 };

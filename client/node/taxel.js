@@ -27,7 +27,7 @@ const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const protobuf = require('protobufjs');
-const { Splitter, joinResponses } = require('./split');
+const { Splitter, joinResponses, streamInParts } = require('./split');
 
 /** Default directory of the wire contract: the repository's proto/ folder. */
 const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
@@ -437,7 +437,7 @@ class TaxelClient {
    * @returns {StepStream}
    */
   openStepStream() {
-    return new StepStream(this.stub.StepStream(this._metadata()), this._split);
+    return new StepStream(() => this.stub.StepStream(this._metadata()), this._split);
   }
 }
 
@@ -446,25 +446,34 @@ class TaxelClient {
  * answers in order, one response per request). The first failed step ends the stream: that
  * promise and every later one reject with the TaxelError.
  *
- * A step over the message limit goes as parts, pipelined: consecutive sequence numbers, the
- * logical result carrying the first part's. A refused part ends the stream like any failed step.
+ * A step over the message limit goes as parts, pipelined, with consecutive sequence numbers (the
+ * result carries the last part's); later steps are written once it is done. When the server
+ * refuses one of its parts as too large, the stream is reopened and the rest sent in smaller parts.
  */
 class StepStream {
   /**
-   * @param {grpc.ClientDuplexStream} call
+   * @param {function(): grpc.ClientDuplexStream} open starts the call (again, after a refused part)
    * @param {Splitter|null} [splitter] the client's planner (null: every step sent whole)
    */
-  constructor(call, splitter = null) {
-    this._call = call;
+  constructor(open, splitter = null) {
+    this._open = open;
     this._splitter = splitter;
-    this._pending = [];   // {resolve, reject, sequence} in request order, one per request written
     this._nextSequence = 1;
-    this._error = null;
     this._ended = false;
     this._tail = Promise.resolve();  // writes happen in step() order, after each step's plan
+    this._reopen();
+  }
+
+  /** Starts a call and listens to it (events of an earlier call are ignored). */
+  _reopen() {
+    const call = this._open();
+    this._call = call;
+    this._pending = [];   // {resolve, reject, sequence} in request order, one per request written
+    this._error = null;
     // Settles once the call is over (final status received), whatever it was.
     this._finished = new Promise((resolve) => call.on('status', () => resolve()));
     call.on('data', (response) => {
+      if (call !== this._call) return;
       const p = this._pending.shift();
       if (!p) return;
       if (Number(response.sequence) !== p.sequence) {
@@ -473,8 +482,8 @@ class StepStream {
         p.resolve(decodeReadings(response));
       }
     });
-    call.on('error', (err) => this._fail(toTaxelError(err)));
-    call.on('end', () => this._fail(new Error('StepStream: the stream has ended')));
+    call.on('error', (err) => { if (call === this._call) this._fail(toTaxelError(err)); });
+    call.on('end', () => { if (call === this._call) this._fail(new Error('StepStream: the stream has ended')); });
   }
 
   _fail(err) {
@@ -493,14 +502,6 @@ class StepStream {
     });
   }
 
-  /** Writes the requests of one step (one, or its parts); resolves to the (joined) result. */
-  _writeStep(requests) {
-    if (requests.length === 1) return this._write(requests[0]);
-    const first = requests[0].sequence;
-    requests.forEach((r, k) => { r.sequence = first === undefined ? undefined : Number(first) + k; });
-    return Promise.all(requests.map((r) => this._write(r))).then((parts) => attachGet(joinResponses(parts)));
-  }
-
   /**
    * @param {StepArgs} args scene required on every request; `sequence` assigned when absent
    * @returns {Promise<object>} as {@link TaxelClient#step}
@@ -509,10 +510,12 @@ class StepStream {
     if (this._error) return Promise.reject(this._error);
     if (this._ended) return Promise.reject(new Error('StepStream: already ended'));
     const req = stepRequest(args);
-    const planned = this._splitter ? this._splitter.streamParts(req) : Promise.resolve([req]);
-    // Wrapped so that the chain waits for the write only, not for the response (pipelining).
-    const written = this._tail.then(() => planned).then((requests) => ({ result: this._writeStep(requests) }));
-    this._tail = written.then(() => {}, () => {});
+    const planned = this._splitter ? this._splitter.streamPlan(req) : Promise.resolve(null);
+    // The chain waits for a whole step's write only (pipelining), for a split step's parts.
+    const written = this._tail.then(() => planned).then((plan) => (plan ?
+      { result: streamInParts(this, req, plan).then((parts) => attachGet(joinResponses(parts))), barrier: true } :
+      { result: this._write(req) }));
+    this._tail = written.then((w) => (w.barrier ? w.result.then(() => {}, () => {}) : undefined), () => {});
     return written.then((w) => w.result);
   }
 
@@ -520,9 +523,12 @@ class StepStream {
   end() {
     if (!this._ended) {
       this._ended = true;
-      this._tail.then(() => this._call.end());
+      return this._tail.then(() => {
+        this._call.end();
+        return this._finished;
+      });
     }
-    return this._finished;
+    return this._tail.then(() => this._finished);
   }
 
   /** Cancels the call. */

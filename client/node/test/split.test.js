@@ -141,18 +141,21 @@ describe('split helpers', () => {
     // One sensor, one channel, history 3: 5 + 3 × 12288; fixed 1024 + 192 + 64.
     assert.deepEqual(split.responseBytes(scene, { sensors: ['right'], channels: ['force'] }, 3), { perEnv: 36869, fixed: 1280 });
     // read.none with the contact matrix: 5 + (2 rows × 1 column × 3 × 4 × 2 tensors + 5) per env;
-    // fixed 1024 + 256 + names (4+8 + 5+8 + 11+8) + 64 × 2 tensors = 1452.
-    assert.deepEqual(split.responseBytes(scene, { none: true, contact_matrix: true }), { perEnv: 58, fixed: 1452 });
+    // fixed 1024 + 256 + names (4+8 + 5+8 + 11+8) = 1324.
+    assert.deepEqual(split.responseBytes(scene, { none: true, contact_matrix: true }), { perEnv: 58, fixed: 1324 });
   });
 
   test('requestBytes and envsPerPart: the formula by hand', () => {
     const req = { poses: { dtype: 'FLOAT64' }, twists: { dtype: 'FLOAT32' } };
-    // 3 links × (7 × 8 + 6 × 4) = 240 per env; 64 per tensor.
-    assert.deepEqual(split.requestBytes(req, scene), { perEnv: 240, fixed: 128 });
-    // floor((0.9 × 1 MiB − 1664 − 128) / 49157) = floor(941926.4 / 49157) = 19.
-    assert.equal(split.envsPerPart(MIB, { perEnv: 49157, fixed: 1664 }, { perEnv: 240, fixed: 128 }), 19);
-    // Requests larger per env than responses: floor((943718.4 − 0 − 100) / 50000) = 18; never below 1.
-    assert.equal(split.envsPerPart(MIB, { perEnv: 10, fixed: 0 }, { perEnv: 50000, fixed: 100 }), 18);
+    // The env id (5) + 3 links × (7 × 8 + 6 × 4) = 245 per env.
+    assert.deepEqual(split.requestBytes(req, scene), { perEnv: 245, fixed: 0 });
+    // floor((0.9 × 1 MiB − 1664) / max(49157, 245)) = floor(942054.4 / 49157) = 19.
+    assert.equal(split.envsPerPart(MIB, { perEnv: 49157, fixed: 1664 }, { perEnv: 245, fixed: 0 }), 19);
+    // Requests larger per env than responses: floor((943718.4 − 100) / 50000) = 18; never below 1.
+    assert.equal(split.envsPerPart(MIB, { perEnv: 10, fixed: 100 }, { perEnv: 50000, fixed: 0 }), 18);
+    // Reported contacts: the env with the most (env 4: 2) × (3 × 4 + 3 × 8 force + 3 × 4 friction).
+    const contacts = { force: { dtype: 'FLOAT64' }, friction: { dtype: 'FLOAT32' } };
+    assert.equal(split.requestBytes({ ...req, contacts }, scene, new Int32Array([4, 1, 4])).perEnv, 245 + 2 * 48);
     assert.equal(split.envsPerPart(1000, { perEnv: 1e6, fixed: 0 }), 1);
     assert.deepEqual(split.envRanges(10, 4), [[0, 4], [4, 8], [8, 10]]);
   });
@@ -310,8 +313,8 @@ describe('steps and reads over the message limit', { skip: SERVER ? false : 'TAX
       stream.step({ scene: 'whole', poses: padsPoses(all, 5), quatOrder: 'XYZW', dt: 0.01, read }),
     ]);
     await stream.end();
-    // 5 parts each: sequences 1..5 and 6..10, each logical step carrying its first part's.
-    assert.deepEqual([a.sequence, a.step, b.sequence, b.step], [1, 5, 6, 6]);
+    // 5 parts each: sequences 1..5 and 6..10, each logical step carrying its last part's.
+    assert.deepEqual([a.sequence, a.step, b.sequence, b.step], [5, 5, 10, 6]);
     for (const [s, r] of [[4, a], [5, b]]) {
       const slices = await stepInSlices(twin, 'twin', all, s, { branches: read.branches }, 8);
       assertSameBytes(resultBytes(r), sliceBytes(slices), `stream step ${s}`);
@@ -448,9 +451,9 @@ describe('requests over the message limit', { skip: SERVER ? false : 'TAXEL_SERV
       log.length = 0;
       const r = await client.step({ scene: 'whole', poses: { data: poses(all, s), shape: [E, L, 7] },
         twists: { data: twists(all, s), shape: [E, L, 6] }, quatOrder: 'XYZW', dt: 0.01 });
-      // Per env 300 × (7 × 8 + 6 × 4) = 24000 B of request (the readings: 5 + 4 + 12 + 4 + 4 = 29 B); fixed
-      // 1024 + 192 + 64 × 4 (readings) + 64 × 2 (poses, twists) = 1600:
-      // floor((943718.4 − 1600) / 24000) = 39 envs per part → 39 + 39 + 22.
+      // Per env 5 + 300 × (7 × 8 + 6 × 4) = 24005 B of request (the readings: 5 + 4 + 12 + 4 + 4 =
+      // 29 B); fixed 1024 + 192 + 64 × 4 (one reading, 4 tensors) = 1472:
+      // floor((943718.4 − 1472) / 24005) = 39 envs per part → 39 + 39 + 22.
       assert.deepEqual(log.filter((c) => c.method === 'Step').map((c) => [c.envs, c.continues]), [[39, false], [39, true], [22, true]]);
       assert.equal(r.step, s + 1);
       const slices = [];
