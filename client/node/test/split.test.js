@@ -372,27 +372,53 @@ describe('steps and reads over the message limit', { skip: SERVER ? false : 'TAX
     await twin.deleteScene('rtwin');
   });
 
-  test('a stale SceneInfo: the refused part is halved and retried, the result unchanged', async () => {
+  test('a stale SceneInfo: refused parts are halved and retried, unary and on a stream, the result unchanged', async () => {
     // Another client adds a sensor: this client's cached SceneInfo lacks it, so its parts (9 envs)
-    // carry twice the readings it expects and the server refuses them.
+    // carry more readings than it expects and the server refuses them (3 sensors × 2 branches ×
+    // 24576 B × 9 envs ≈ 1.33 MB > 1 MiB); 4 envs (0.59 MB) fit.
     const other = new TaxelClient(`127.0.0.1:${server.port}`, { splitByEnvs: false });
-    const extra = padsSpec('', 1).sensors[0];
+    const addSensor = async (name) => {
+      const extra = { ...padsSpec('', 1).sensors[0], name, link: 'hand/right' };
+      await other.addSensor('whole', extra);
+      await other.addSensor('twin', extra);
+    };
+    const read = { branches: ['MEASURED', 'GROUND_TRUTH'] };
     try {
-      await other.addSensor('whole', { ...extra, name: 'third', link: 'hand/right' });
-      await other.addSensor('twin', { ...extra, name: 'third', link: 'hand/right' });
+      await addSensor('third');
+      log.length = 0;
+      const r = await client.step({ scene: 'whole', poses: padsPoses(all, 6), quatOrder: 'XYZW', dt: 0.01, read });
+      const steps = log.filter((c) => c.method === 'Step');
+      assert.deepEqual(steps.filter((c) => c.error).map((c) => [c.envs, c.error]), [[9, 'RESOURCE_EXHAUSTED']], 'one part refused');
+      // Then floor(9 / 2) = 4 envs per part for the rest: 10 parts of 4.
+      assert.deepEqual(steps.filter((c) => !c.error).map((c) => [c.envs, c.continues]),
+        Array.from({ length: 10 }, (_, k) => [4, k > 0]));
+      assert.equal(r.step, 7);
+      assert.equal(r.readings.length, 6, '3 sensors × 2 branches');
+      assertSameBytes(resultBytes(r), sliceBytes(await stepInSlices(twin, 'twin', all, 6, read, 3)), 'unary, after the retry');
+
+      // The refusal dropped the cached SceneInfo; getScene caches it again (3 sensors), and a fourth
+      // sensor makes it stale again, now on a stream. Both steps are planned with the stale info
+      // (at step()), so each has a part refused, which ends the call: the stream opens 2 more.
+      assert.equal((await client.getScene('whole')).sensors.length, 3);
+      await addSensor('fourth');
+      const stream = client.openStepStream();
+      let opens = 1;
+      const open = stream._open;
+      stream._open = () => { opens++; return open(); };
+      const [a, b] = await Promise.all([
+        stream.step({ scene: 'whole', poses: padsPoses(all, 7), quatOrder: 'XYZW', dt: 0.01, read }),
+        stream.step({ scene: 'whole', poses: padsPoses(all, 8), quatOrder: 'XYZW', dt: 0.01, read }),
+      ]);
+      await stream.end();
+      assert.equal(opens, 3);
+      assert.deepEqual([a.step, b.step], [8, 9]);
+      assert.equal(a.readings.length, 8, '4 sensors × 2 branches');
+      assertSameBytes(resultBytes(a), sliceBytes(await stepInSlices(twin, 'twin', all, 7, read, 5)), 'stream, after reopening');
+      assertSameBytes(resultBytes(b), sliceBytes(await stepInSlices(twin, 'twin', all, 8, read, 5)), 'stream, the next step');
+      assert.equal((await client.getScene('whole')).step, 9);
     } finally {
       other.close();
     }
-    log.length = 0;
-    const read = { branches: ['MEASURED', 'GROUND_TRUTH'] };
-    const r = await client.step({ scene: 'whole', poses: padsPoses(all, 6), quatOrder: 'XYZW', dt: 0.01, read });
-    assert.ok(log.some((c) => c.error === 'RESOURCE_EXHAUSTED'), 'a part was refused');
-    assert.ok(log.filter((c) => !c.error).every((c) => c.envs <= 5), 'accepted parts hold at most half of 9');
-    assert.equal(log.filter((c) => !c.error && !c.continues).length, 1, 'one part starts the step');
-    assert.equal(r.step, 7);
-    assert.equal(r.readings.length, 6, '3 sensors × 2 branches');
-    const slices = await stepInSlices(twin, 'twin', all, 6, read, 3);
-    assertSameBytes(resultBytes(r), sliceBytes(slices), 'after the retry');
   });
 });
 
