@@ -373,8 +373,11 @@ class TaxelClient {
 
   /** @param {string} name @returns {Promise<void>} */
   async deleteScene(name) {
-    this._forget(name);
-    await this.call('DeleteScene', { scene: name });
+    try {
+      await this.call('DeleteScene', { scene: name });
+    } finally {
+      this._forget(name);
+    }
   }
 
   /**
@@ -382,9 +385,12 @@ class TaxelClient {
    * @param {object} sensor a taxel.v1.SensorSpec
    * @returns {Promise<object>} SensorInfo
    */
-  addSensor(scene, sensor) {
-    this._forget(scene);
-    return this.call('AddSensor', { scene, sensor });
+  async addSensor(scene, sensor) {
+    try {
+      return await this.call('AddSensor', { scene, sensor });
+    } finally {
+      this._forget(scene);
+    }
   }
 
   /**
@@ -392,8 +398,11 @@ class TaxelClient {
    * @param {string|number} sensor name or sensor id
    */
   async removeSensor(scene, sensor) {
-    this._forget(scene);
-    await this.call('RemoveSensor', typeof sensor === 'number' ? { scene, sensor_id: sensor } : { scene, name: sensor });
+    try {
+      await this.call('RemoveSensor', typeof sensor === 'number' ? { scene, sensor_id: sensor } : { scene, name: sensor });
+    } finally {
+      this._forget(scene);
+    }
   }
 
   /**
