@@ -65,18 +65,26 @@ function expandSparse(Type, n, data, mask) {
   if (mask.byteLength !== Math.ceil(n / 8)) {
     throw new RangeError(`tensor: sparse form of ${n} elements needs a ${Math.ceil(n / 8)}-byte mask, got ${mask.byteLength}`);
   }
-  const out = new Uint8Array(n * size);
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    if (mask[i >> 3] & (1 << (i & 7))) {
-      if ((k + 1) * size > data.byteLength) throw new RangeError('tensor: sparse form with fewer values than mask bits');
-      out.set(data.subarray(k * size, (k + 1) * size), i * size);
-      k++;
-    }
-  }
-  if (k * size !== data.byteLength) throw new RangeError('tensor: sparse form with more values than mask bits');
   if ((n & 7) !== 0 && (mask[mask.byteLength - 1] >> (n & 7)) !== 0) {
     throw new RangeError('tensor: sparse form with mask bits past the last element');
+  }
+  let stored = 0;
+  for (let i = 0; i < mask.byteLength; i++) stored += BIT_COUNTS[mask[i]];
+  if (stored * size > data.byteLength) throw new RangeError('tensor: sparse form with fewer values than mask bits');
+  if (stored * size < data.byteLength) throw new RangeError('tensor: sparse form with more values than mask bits');
+  // Copied as integer words (bit for bit, NaN payloads included): 1 byte for BOOL, else 4-byte words.
+  const Word = size === 1 ? Uint8Array : Uint32Array;
+  const w = size === 1 ? 1 : size / 4;
+  const aligned = data.byteOffset % Word.BYTES_PER_ELEMENT === 0 ? data : Uint8Array.from(data);
+  const src = new Word(aligned.buffer, aligned.byteOffset, stored * w);
+  const out = new Word(n * w);
+  let k = 0;
+  for (let byte = 0; byte < mask.byteLength; byte++) {
+    for (let m = mask[byte]; m !== 0; m &= m - 1) {
+      const i = (byte << 3) + 31 - Math.clz32(m & -m);  // the lowest set bit first: stored order
+      for (let j = 0; j < w; j++) out[i * w + j] = src[k * w + j];
+      k++;
+    }
   }
   if (!LITTLE_ENDIAN_HOST && size > 1) {
     const b = Buffer.from(out.buffer);
@@ -84,6 +92,13 @@ function expandSparse(Type, n, data, mask) {
   }
   return new Type(out.buffer, 0, n);
 }
+
+/** Set bits of each byte value. */
+const BIT_COUNTS = Uint8Array.from({ length: 256 }, (_, v) => {
+  let c = 0;
+  for (let x = v; x !== 0; x &= x - 1) c++;
+  return c;
+});
 
 /**
  * The elements of a received Tensor as a TypedArray of its dtype (FLOAT32 -> Float32Array,
