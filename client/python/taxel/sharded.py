@@ -19,13 +19,13 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from taxel import split
-from taxel._pb import scene_pb2, service_pb2
+from taxel._pb import scene_pb2
 from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.client import Client
 from taxel.contact import ContactsLike, ReportedContacts, _indices
 from taxel.errors import InvalidArgumentError, OutOfRangeError, field_error
 from taxel.info import SceneInfo, SensorInfo
-from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
+from taxel.results import ContactMatrix, StepResult
 from taxel.scene import ReadArg, Scene, StepStream, _env_list
 from taxel.sensors import Sensor
 from taxel.spec import SceneSpec

@@ -15,7 +15,7 @@ Cost: K round trips instead of one, each evaluating only its envs (the total wor
 and one copy of the parts into the joined arrays.
 """
 import math
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
