@@ -297,10 +297,22 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
     if (request.history() != 0) TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
-    // A history read returns `history` samples of each env: counted as that many envs (an upper
-    // bound: only some channels have a history).
+    // A history read returns `history` measured samples of each env's history channels: its size
+    // is that of those channels for envs × history.
+    ReadPlan sized = plan;
+    if (request.history() != 0) {
+      sized.branches = {sensors::Branch::kMeasured};
+      for (ReadPlan::Item& item : sized.items) {
+        const auto& kept = item.sensor->history_channels();
+        item.channels.erase(std::remove_if(item.channels.begin(), item.channels.end(),
+                                           [&](sensors::Channel c) {
+                                             return std::find(kept.begin(), kept.end(), c) == kept.end();
+                                           }),
+                            item.channels.end());
+      }
+    }
     const int64_t samples = std::max<int64_t>(1, request.history());
-    TAXEL_RETURN_IF_ERROR(CheckResponseSize(plan, static_cast<int64_t>(envs.size()) * samples, 0,
+    TAXEL_RETURN_IF_ERROR(CheckResponseSize(sized, static_cast<int64_t>(envs.size()) * samples, 0,
                                             deps_.options->limits.max_message_bytes));
     v1::ReadSensorsResponse head;  // fields 1–2; the readings (field 3) follow
     head.set_step(scene.step_count());

@@ -135,6 +135,23 @@ inline std::vector<double> MovingTwists(int num_envs, int s) {
   return out;
 }
 
+/// The server's own answer to one unary Step or ReadSensors: the raw stub, without the client's
+/// splitting of calls over the message limit (taxel/split.h), for tests of the server's refusals.
+inline absl::StatusOr<v1::StepResponse> UnsplitStep(Client& client, const v1::StepRequest& request) {
+  grpc::ClientContext ctx;
+  v1::StepResponse response;
+  const grpc::Status s = client.stub().Step(&ctx, request, &response);
+  if (!s.ok()) return FromGrpc(s);
+  return response;
+}
+inline absl::StatusOr<v1::ReadSensorsResponse> UnsplitRead(Client& client, const v1::ReadSensorsRequest& request) {
+  grpc::ClientContext ctx;
+  v1::ReadSensorsResponse response;
+  const grpc::Status s = client.stub().ReadSensors(&ctx, request, &response);
+  if (!s.ok()) return FromGrpc(s);
+  return response;
+}
+
 inline v1::StepRequest MakeStep(const std::string& scene, int num_envs, const std::vector<double>& poses,
                                 const std::vector<double>& twists = {}) {
   v1::StepRequest req;

@@ -207,8 +207,8 @@ TEST_F(ServiceLimitsTest, SensorHistoryIsRefusedBeforeAllocation) {
 }
 
 // A history read returns `history` samples of each env: its size is checked as such. 4 envs of
-// "kin" (25 probes, force + torque, 8 samples kept), 12 KiB messages, sparse (the C++ client's
-// default: a mask bit per element). history 8 = 32 env-samples: the estimate is
+// "kin" (25 probes, force + torque, 8 samples kept), 12 KiB messages, sparse (a mask bit per
+// element), sent to the server as it is (no client-side split). history 8 = 32 env-samples: the estimate is
 // 1024 + 5·32 + 128 + 2·(64 + 32·25·3·4 + 32·25·3/8) = 21,240 bytes (the real 8·4·25·6·4 =
 // 19,200 bytes of samples would not fit either): refused, naming read and the flag. history 2:
 // 8 env-samples, about 5.6 kB: answered.
@@ -221,8 +221,9 @@ TEST_F(ServiceLimitsTest, AHistoryReadIsCountedBySamples) {
   v1::ReadSensorsRequest read;
   read.set_scene("grasp");
   read.mutable_read()->add_sensors("kin");
+  read.mutable_read()->set_sparse(true);
   read.set_history(8);
-  auto refused = client_->ReadSensors(read);
+  auto refused = UnsplitRead(*client_, read);
   ExpectExhausted(refused.status(), "read", "the readings of 32 envs take about 21240 bytes");
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--max_message_bytes"));
   read.set_history(2);
@@ -283,7 +284,7 @@ TEST_F(ServiceLimitsTest, ContactMatrixResponseOverTheMessageLimitChangesNothing
   const State before = Take();
   ASSERT_EQ(before.step, 1);
   step.mutable_read()->set_contact_matrix(true);
-  auto r = client_->Step(step);
+  auto r = UnsplitStep(*client_, step);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("of them the contact matrix), over the message limit"));
   ExpectUnchanged(before);
