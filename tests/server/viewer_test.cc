@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -29,25 +31,18 @@ struct Reply {
   std::string head, body;
 };
 
-// Sends `bytes` to 127.0.0.1:port and reads until the server closes (5 s at most).
-Reply RawHttp(int port, const std::string& bytes) {
-  Reply r;
+int Connect(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ADD_FAILURE() << "connect to " << port;
-    close(fd);
-    return r;
-  }
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  return fd;
+}
+
+// Everything the server sends on `fd` until it closes.
+std::string ReadAll(int fd) {
   std::string all;
   char buf[4096];
   pollfd p{fd, POLLIN, 0};
@@ -56,6 +51,20 @@ Reply RawHttp(int port, const std::string& bytes) {
     if (n <= 0) break;
     all.append(buf, static_cast<size_t>(n));
   }
+  return all;
+}
+
+// Sends `bytes` to 127.0.0.1:port and reads until the server closes (5 s at most).
+Reply RawHttp(int port, const std::string& bytes) {
+  Reply r;
+  const int fd = Connect(port);
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  const std::string all = ReadAll(fd);
   close(fd);
   const size_t end = all.find("\r\n\r\n");
   r.head = all.substr(0, end);
@@ -271,15 +280,7 @@ TEST_F(ViewerTest, MalformedAndOversizedRequestsAre400AndGrpcKeepsServing) {
   EXPECT_EQ(RawHttp(ui(), big).status, 400);
   // 24 connections that send nothing hold every viewer thread and queue slot: gRPC is untouched.
   std::vector<int> idle;
-  for (int i = 0; i < 24; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(ui()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    idle.push_back(fd);
-  }
+  for (int i = 0; i < 24; ++i) idle.push_back(Connect(ui()));
   auto step = client_->Step(MakeStep("grasp", 3, ViewerPoses()));
   EXPECT_TRUE(step.ok()) << step.status();
   EXPECT_EQ(step->step(), 2);
@@ -361,6 +362,47 @@ TEST(HttpServerStart, RefusesBadAddresses) {
   ASSERT_TRUE(first.ok()) << first.status();
   auto taken = server::HttpServer::Start("127.0.0.1:" + std::to_string((*first)->port()), handler);
   EXPECT_EQ(taken.status().code(), absl::StatusCode::kUnavailable);
+}
+
+// One thread, one waiting slot: while the thread is inside a handler and one connection waits, a
+// third connection is answered 503 at once; Stop ends a connection that sends nothing at once
+// (rather than after its read timeout of 60 s).
+TEST(HttpServerLoad, BeyondThreadsAndQueueIs503AndStopEndsIdleConnections) {
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  auto handler = [&, released](const server::HttpRequest& r) {
+    if (r.path == "/block") {
+      entered.set_value();
+      released.wait();
+    }
+    server::HttpResponse out;
+    out.body = "done " + r.path;
+    return out;
+  };
+  server::HttpServerOptions options;
+  options.threads = 1;
+  options.max_pending = 1;
+  options.read_timeout_seconds = 60;
+  auto http = server::HttpServer::Start("127.0.0.1:0", handler, options);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const int port = (*http)->port();
+  const int blocked = Connect(port);
+  const std::string get_block = "GET /block HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(send(blocked, get_block.data(), get_block.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get_block.size()));
+  entered.get_future().wait();  // the only thread is busy
+  const int waiting = Connect(port);  // accepted first: takes the one waiting slot
+  const Reply busy = Get(port, "/next");  // accepted after it: no room
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_THAT(busy.body, HasSubstr("too many connections"));
+  release.set_value();
+  EXPECT_THAT(ReadAll(blocked), HasSubstr("done /block"));
+  close(blocked);
+  // The waiting connection is now being served, and sends nothing: Stop shuts it down.
+  const auto t0 = std::chrono::steady_clock::now();
+  (*http)->Stop();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  EXPECT_EQ(ReadAll(waiting), "") << "closed without an answer";
+  close(waiting);
 }
 
 }  // namespace
