@@ -8,16 +8,12 @@ show a heatmap, and the page's text the step, the quantity and the unit.
 
 Exits 77 (CTest: skipped) without chromium (Debian package chromium; scripts/install-deps.sh).
 
-Geometry (pad frame = world; the pad does not move):
-
-      ball r = 5 cm, centre (x(t), +5 mm, 51.5 mm), x(t) sweeping -6 mm .. +6 mm
-                 .---.
-    ____________/_____\\____________  z = 0: 16 x 16 probes, pitch 1 mm, y = -7.5 .. +7.5 mm, R = 2 mm
-
-A probe at p is pressed by depth = R - (|p - c| - r): 0.5 mm under the centre, none beyond a
-lateral distance of sqrt((r + R)^2 - (51.5 mm)^2) = 7.2 mm. So the rows at y >= -2.2 mm see
-force and the rows at y <= -2.5 mm none: with row 0 drawn at the bottom, the hot cells are in the
-upper part of the heatmap and the bottom rows keep the colour of 0.
+The scene and its motion are examples/python/live_viewer.py's: a ball r = 5 cm, centre
+(x(t), +5 mm, 51.5 mm), over 16 x 16 probes of pitch 1 mm at y = -7.5 .. +7.5 mm (R = 2 mm). A probe at p
+is pressed by depth = R - (|p - c| - r), none beyond a lateral distance of
+sqrt((r + R)^2 - (51.5 mm)^2) = 7.2 mm. So the rows at y >= -1.5 mm (rows 6..15) can see force and
+the rows at y <= -2.5 mm (rows 0..5) never do: with row 0 drawn at the bottom, the hot cells are in
+the upper part of the heatmap and the bottom rows keep the colour of 0.
 """
 import os
 import re
@@ -33,8 +29,11 @@ from PIL import Image
 
 import taxel
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+import live_viewer  # noqa: E402  (the example's scene and motion)
+
 TOKEN = "viewer-test-token"
-N = 16
+N = live_viewer.N
 # The page's fixed layout (server/viewer_page.cc): the heatmap canvas, in CSS px = screenshot px.
 HEAT_LEFT, HEAT_TOP, HEAT_SIZE = 20, 110, 440
 BACKGROUND = (32, 32, 32)
@@ -59,28 +58,6 @@ def heat_t(rgb) -> float:
     d = np.linalg.norm(RAMP - np.array(rgb[:3], dtype=float), axis=1)
     k = int(np.argmin(d))
     return k / 400 if d[k] < 6 else None
-
-
-def spec() -> taxel.SceneSpec:
-    s = taxel.SceneSpec("viewer", num_envs=2, seed=1)
-    s.robot("hand").link("pad")
-    s.object("ball", shapes=[taxel.Sphere(0.05)])
-    grid = taxel.grid_points_on_plane((-0.0075, -0.0075, 0), (0.0075, 0.0075, 0), (0, 0, 1), N, N)
-    s.add_sensor(taxel.KinematicTaxel("skin", link="pad", probe_local_pos=grid, probe_radius=0.002))
-    return s
-
-
-def step_forever(scene, stop: threading.Event, steps: list) -> None:
-    k = 0
-    while not stop.is_set():
-        x = 0.006 * np.sin(0.05 * k)
-        poses = np.zeros((2, 2, 7))
-        poses[..., 6] = 1  # identity, xyzw
-        poses[:, 1, :3] = (x, 0.005, 0.0515)
-        scene.step(poses, dt=0.01, quat_order="xyzw")
-        k += 1
-        steps[0] = k
-        stop.wait(0.01)  # paces the loop (about 100 steps/s), not a wait for a result
 
 
 def chromium(binary: str, url: str, *args: str) -> str:
@@ -144,16 +121,17 @@ def main() -> int:
         started = next(line for line in server.log if "event=server_started" in line)
         ui = int(re.search(r"ui_port=(\d+)", started).group(1))
         client = taxel.Client(server.target, token=TOKEN)
-        scene = client.create_scene(spec())
+        scene = client.create_scene(live_viewer.spec(num_envs=2))
         steps = [0]
-        stepper = threading.Thread(target=step_forever, args=(scene, stop, steps), daemon=True)
+        stepper = threading.Thread(target=live_viewer.run, args=(scene, 2, stop, None, steps), daemon=True)
         stepper.start()
         deadline = time.monotonic() + 20
         while steps[0] < 5:
             if time.monotonic() > deadline:
                 raise SystemExit("FAIL: the scene did not step")
             stop.wait(0.05)
-        url = f"http://127.0.0.1:{ui}/?token={TOKEN}&scene=viewer&sensor=skin&channel=force&env=1"
+        url = (f"http://127.0.0.1:{ui}/?token={TOKEN}&scene={live_viewer.SCENE}&sensor={live_viewer.SENSOR}"
+               "&channel=force&env=1")
         chromium(browser, url, "--screenshot=" + shot)
         dom = chromium(browser, url, "--dump-dom")
         info = re.search(r'<span id="info">([^<]*)</span>', dom)
