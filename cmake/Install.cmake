@@ -1,7 +1,8 @@
 # `cmake --install BUILD_DIR [--prefix PREFIX]`: what another CMake project needs to use the C++
 # client —
 #   bin/taxel-server, bin/taxel-cli
-#   include/taxel/*.h (client, replica set, sharded scene, mesh files, PNG, spec JSON, version),
+#   include/taxel/*.h (client, replica set, sharded scene, mesh files, PNG, spec JSON, scene
+#   bundles, version; not model_import.h),
 #   include/taxel/v1/*.pb.h and include/google/rpc/*.pb.h (the generated messages and stub)
 #   lib/libtaxel_*.a and lib/cmake/Taxel/ (TaxelConfig.cmake, its version file and targets)
 # so that
@@ -24,8 +25,9 @@ install(TARGETS taxel_client taxel_proto taxel_version taxel_nonzero_mask taxel_
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS taxel-server taxel-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# model_import.h belongs to taxel_model_import (MuJoCo), which is not installed.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/cpp/taxel/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/taxel
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "model_import.h" EXCLUDE)
 install(FILES ${PROJECT_BINARY_DIR}/generated/taxel/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/taxel)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/proto/gen/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.pb.h")
 install(EXPORT TaxelTargets NAMESPACE Taxel:: DESTINATION ${TAXEL_INSTALL_CMAKEDIR})

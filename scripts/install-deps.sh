@@ -16,8 +16,9 @@ PACKAGES=(
   # python client (Debian packages; no PyPI)
   python3 python3-grpcio python3-protobuf python3-numpy python3-pytest python3-venv python3-pip
   python3-setuptools python3-wheel python3-matplotlib
-  # real simulators for the examples
-  libmujoco-dev libbullet-dev
+  # real simulators for the examples, and MJCF/URDF import (taxel-cli import); the MuJoCo sample
+  # models (humanoid, mug) are the import tests' real files
+  libmujoco-dev libmujoco-samples libbullet-dev
   # deploy/ tests: promtool and a real Prometheus; node for the offline manifest validation
   # (deploy/validate); PyYAML for the PrometheusRule generator and the bad-manifest cases
   prometheus nodejs python3-yaml

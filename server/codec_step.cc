@@ -43,6 +43,7 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
   out->input.quat_order = FromProto(request.quat_order());
   out->input.env_ids = out->env_ids;
   out->input.dt = request.dt();
+  out->input.continues_step = request.continues_step();
   out->input.contacts = {};
   if (request.has_contacts()) {
     const v1::ReportedContacts& k = request.contacts();

@@ -32,7 +32,8 @@ absl::Status CheckResponseSize(const ReadPlan& plan, int64_t num_envs, int64_t m
       absl::StrCat("the readings of ", num_envs, " envs take about ", bytes, " bytes",
                    matrix_bytes > 0 ? absl::StrCat(" (", matrix_bytes, " of them the contact matrix)") : "",
                    ", over the message limit of ", max_message_bytes,
-                   " bytes; read fewer sensors, channels or envs, or set read.none"));
+                   " bytes; read fewer sensors, channels or envs, set read.none, or raise the server's "
+                   "--max_message_bytes (the Python, C++ and Node clients split steps and reads by envs themselves)"));
 }
 
 // A protobuf message serialised into a response slice.

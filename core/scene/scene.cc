@@ -298,7 +298,7 @@ void Scene::CommitPoses(const StepInput& in, absl::Span<const int32_t> envs) {
     ++env_steps_[e];
     ++env_steps_since_reset_[e];
   }
-  ++step_count_;
+  if (!in.continues_step || step_count_ == 0) ++step_count_;
   for (auto& [id, sensor] : sensors_) {
     if (sensor->pipeline()) sensor->pipeline()->Prepare(in.dt);
   }

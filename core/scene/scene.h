@@ -43,6 +43,10 @@ struct StepInput {
   double dt = 0;
   /// REPORTED contact matrix only: the simulator's contacts of this step.
   ReportedContacts contacts;
+  /// A later part of one logical step split by env ranges (clients split a step whose request or
+  /// readings exceed the message limit): its envs are stepped as usual, but the scene's step
+  /// count does not advance again.
+  bool continues_step = false;
 };
 
 /// What a step cost and did.

@@ -1,6 +1,7 @@
 // taxel-example-mujoco: MuJoCo simulates, Taxel senses. Every MuJoCo step streams the body poses
 // (data->xpos, data->xquat: WXYZ) to Taxel over one StepStream, and Taxel's ContactDepthProbe
 // readings are checked against MuJoCo's own contact distances. Exit status 1 when they disagree.
+// The Taxel scene is imported from the compiled MuJoCo model (taxel/model_import.h).
 //
 //   side view (x right, z up; not to scale)
 //
@@ -44,13 +45,14 @@
 #include "absl/strings/str_join.h"
 #include "examples/common/example_support.h"
 #include "taxel/client.h"
+#include "taxel/model_import.h"
+#include "taxel/scene_bundle.h"
 #include <mujoco/mujoco.h>
 
 namespace {
 
 namespace v1 = taxel::v1;
 using taxel::examples::AddProbeSensor;
-using taxel::examples::AddSingleShapeLink;
 using taxel::examples::AgreementCheck;
 using taxel::examples::Channel;
 using taxel::examples::PrintDepthGrid;
@@ -157,25 +159,28 @@ absl::StatusOr<ModelPtr> LoadModel(const std::string& xml) {
   return model;
 }
 
-// The Taxel scene mirroring the model: same shapes, same link frames as the MuJoCo bodies.
-v1::SceneSpec MirrorScene() {
-  v1::SceneSpec spec;
-  spec.set_name(kSceneName);
-  spec.set_num_envs(1);
-  v1::Box* pad = AddSingleShapeLink(&spec, "hand", v1::ROBOT, "pad")->mutable_box();  // centred on the pad frame
-  for (double h : kPadHalf) pad->add_half_extents(h);
-  AddSingleShapeLink(&spec, "finger", v1::ROBOT, "tip")->mutable_sphere()->set_radius(kTipRadius);
-  AddSingleShapeLink(&spec, "ball", v1::OBJECT, "body")->mutable_sphere()->set_radius(kBallRadius);
-  AddSingleShapeLink(&spec, "ground", v1::TERRAIN, "floor")->mutable_half_space();  // z <= 0, like MuJoCo's plane
-
+// The Taxel scene of the model, imported from the compiled model itself (taxel/model_import.h):
+// the floor plane → TERRAIN "mujoco_terrain/world", the pad (a body without joints) → STATIC
+// "mujoco_static/pad", the tip and the ball (joints) → links "mujoco/tip" and "mujoco/ball" of one
+// ROBOT entity, moved every step by data->xpos / data->xquat. Only geom group 0 is taken: the
+// ghost probes (group 3) can collide in MuJoCo (contype 2) but are not part of the scene.
+absl::StatusOr<taxel::ImportedModel> ImportScene(const mjModel* m) {
+  taxel::ImportOptions options;
+  options.entity = "mujoco";
+  options.scene_name = kSceneName;
+  options.groups = {0};
+  auto imported = taxel::ImportModel(m, options);
+  if (!imported.ok()) return imported.status();
+  v1::SceneSpec* spec = &imported->bundle.scene;
   const std::vector<double> grid = PadProbePositions();
-  AddProbeSensor(&spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
-  AddProbeSensor(&spec, "pad_skin", v1::KINEMATIC_TAXEL, "hand/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
-  AddProbeSensor(&spec, "tip_probe", v1::CONTACT_DEPTH_PROBE, "finger/tip", {1, 3}, {0, 0, -kTipRadius},
+  AddProbeSensor(spec, "pad_depth", v1::CONTACT_DEPTH_PROBE, "mujoco_static/pad", {kGrid, kGrid, 3}, grid,
+                 kPadProbeRadius);
+  AddProbeSensor(spec, "pad_skin", v1::KINEMATIC_TAXEL, "mujoco_static/pad", {kGrid, kGrid, 3}, grid, kPadProbeRadius);
+  AddProbeSensor(spec, "tip_probe", v1::CONTACT_DEPTH_PROBE, "mujoco/tip", {1, 3}, {0, 0, -kTipRadius},
                  kPointProbeRadius);
-  AddProbeSensor(&spec, "ball_probe", v1::CONTACT_DEPTH_PROBE, "ball/body", {1, 3}, {0, 0, -kBallRadius},
+  AddProbeSensor(spec, "ball_probe", v1::CONTACT_DEPTH_PROBE, "mujoco/ball", {1, 3}, {0, 0, -kBallRadius},
                  kPointProbeRadius);
-  return spec;
+  return imported;
 }
 
 // Servo targets of the tip's slide joints (m, relative to the start pose) at time t (s).
@@ -308,14 +313,17 @@ int Run(taxel::Client& client) {
   const GeomIds geoms = FindGeoms(m);
 
   client.DeleteScene(kSceneName).IgnoreError();  // leftovers of an earlier run against the same server
-  auto info = client.CreateScene(MirrorScene());
+  auto imported = ImportScene(m);
+  if (!imported.ok()) return Fail(imported.status());
+  auto info = taxel::CreateSceneFromBundle(client, imported->bundle);
   if (!info.ok()) return Fail(info.status());
-  // Moving links in Taxel's canonical order, each mirrored by the MuJoCo body of the same role.
-  std::vector<int> bodies;
-  for (const std::string& link : info->moving_links()) {
-    const char* body = link == "hand/pad" ? "pad" : link == "finger/tip" ? "tip" : "ball";
-    bodies.push_back(mj_name2id(m, mjOBJ_BODY, body));
+  // The scene's moving links are the ROBOT entity's, in the importer's order (MovingLinkPoses).
+  if (info->moving_links_size() != 2 || info->moving_links(0) != "mujoco/tip" ||
+      info->moving_links(1) != "mujoco/ball") {
+    return Fail(
+        absl::InternalError(absl::StrCat("unexpected moving links [", absl::StrJoin(info->moving_links(), ", "), "]")));
   }
+  const int ball_body = mj_name2id(m, mjOBJ_BODY, "ball");
   std::printf("MuJoCo %s; Taxel scene '%s', moving links [%s]; %d pad probes\n\n", mj_versionString(),
               info->name().c_str(), absl::StrJoin(info->moving_links(), ", ").c_str(), kGrid * kGrid);
   PrintHeader();
@@ -337,16 +345,12 @@ int Run(taxel::Client& client) {
     mj_step(twin->get(), d_twin.get());
     for (int q = 0; q < m->nq; ++q) twin_gap = std::max(twin_gap, std::abs(d->qpos[q] - d_twin->qpos[q]));
 
-    std::vector<double> poses;
-    for (int b : bodies) {
-      poses.insert(poses.end(), d->xpos + 3 * b, d->xpos + 3 * b + 3);
-      poses.insert(poses.end(), d->xquat + 4 * b, d->xquat + 4 * b + 4);
-    }
-    *req.mutable_poses() = taxel::DoubleTensor({1, static_cast<int64_t>(bodies.size()), 7}, poses);
+    const std::vector<double> poses = taxel::MovingLinkPoses(*imported, d.get());
+    *req.mutable_poses() = taxel::DoubleTensor({1, static_cast<int64_t>(poses.size() / 7), 7}, poses);
     auto r = stream->Step(req);
     if (!r.ok()) return Fail(r.status());
     const StepComparison c = Compare(d.get(), geoms, *r, &checks);
-    if (step % 100 == 50 || step == 85) PrintRow(t, c, d->xpos[3 * bodies[2] + 2]);
+    if (step % 100 == 50 || step == 85) PrintRow(t, c, d->xpos[3 * ball_body + 2]);
     if (step == 650) {
       std::printf("         pad depth at t = %.2f s (tip sliding along +x, up = +y):\n", t);
       PrintDepthGrid(c.pad_depth, kGrid);

@@ -175,4 +175,48 @@ if cli delete-mesh "$ID" 2>"$WORK/err"; then fail "deleted mesh deleted again"; 
 grep -q "NOT_FOUND: mesh_id: mesh '$ID' has not been uploaded" "$WORK/err" || fail "delete-mesh twice: $(cat "$WORK/err")"
 # --version: the VERSION file's version, without a server.
 [ "$("$CLI" --version)" = "taxel-cli $(cat "$VERSION_FILE")" ] || fail "--version: $("$CLI" --version)"
+
+# import (MuJoCo) → bundle JSON → create-scene, which uploads the bundle's mesh. A URDF with a
+# box base and a link carrying the cube above as a mesh; the humanoid of libmujoco-samples, feet
+# and hands only. Skipped when this taxel-cli was built without MuJoCo.
+if cli import "$WORK/none.xml" 2>&1 | grep -q "built without MuJoCo"; then
+  echo "cli_test: import skipped (taxel-cli built without MuJoCo)"
+else
+  cat > "$WORK/cubebot.urdf" <<'URDF'
+<robot name="cubebot">
+  <link name="base"><collision><geometry><box size="0.2 0.2 0.02"/></geometry></collision></link>
+  <link name="cube">
+    <inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>
+    <collision><geometry><mesh filename="cube.obj"/></geometry></collision>
+  </link>
+  <joint name="lift" type="prismatic"><parent link="base"/><child link="cube"/><origin xyz="0 0 0.2"/>
+    <axis xyz="0 0 1"/><limit lower="0" upper="1" effort="1" velocity="1"/></joint>
+</robot>
+URDF
+  cli import "$WORK/cubebot.urdf" --entity bot --num_envs 2 > "$WORK/cubebot.json" || fail "import urdf"
+  grep -q '"mesh_id": "' "$WORK/cubebot.json" || fail "import: no mesh in the bundle"
+  cli create-scene "$WORK/cubebot.json" > "$WORK/created_bot"
+  grep -q 'moving_links: "bot/cube"' "$WORK/created_bot" || fail "create-scene bundle: $(cat "$WORK/created_bot")"
+  # An edited vertex no longer matches its content id.
+  sed -i '0,/"vertices": \[/s//"vertices": [0.5, /' "$WORK/cubebot.json"
+  sed -i 's/"name": "bot"/"name": "bot2"/' "$WORK/cubebot.json"
+  if cli create-scene "$WORK/cubebot.json" 2>"$WORK/err"; then fail "edited mesh accepted"; fi
+  grep -q "meshes\[0\]" "$WORK/err" || fail "edited mesh message: $(cat "$WORK/err")"
+  cli import /usr/share/mujoco/model/humanoid/humanoid.xml --bodies '*_foot' --bodies='*_hand' > "$WORK/h.json"
+  cli create-scene "$WORK/h.json" > "$WORK/created_h"
+  for link in right_foot left_foot right_hand left_hand; do
+    grep -q "moving_links: \"Humanoid/$link\"" "$WORK/created_h" || fail "humanoid: $link missing"
+  done
+  if cli import /usr/share/mujoco/model/humanoid/humanoid.xml --bodies 'tail*' 2>"$WORK/err"; then fail "bad glob"; fi
+  grep -q -- "--bodies: 'tail\*' matches no body" "$WORK/err" || fail "bad glob message: $(cat "$WORK/err")"
+  # --groups: the mug's mesh is a visual geom (group 1, contype 0), imported only when asked for.
+  cli import /usr/share/mujoco/model/mug/mug.xml > "$WORK/mug.json"
+  grep -q '"mesh_id"' "$WORK/mug.json" && fail "mug: visual mesh imported by default"
+  cli import /usr/share/mujoco/model/mug/mug.xml --groups 1,3 > "$WORK/mug.json"
+  grep -q '"mesh_id"' "$WORK/mug.json" || fail "mug: --groups 1,3 has no mesh"
+  if cli import /usr/share/mujoco/model/mug/mug.xml --groups=one 2>"$WORK/err"; then fail "bad --groups"; fi
+  grep -q -- "--groups: not an integer: 'one'" "$WORK/err" || fail "bad --groups message: $(cat "$WORK/err")"
+  if cli import "$WORK/none.xml" 2>"$WORK/err"; then fail "missing file accepted"; fi
+  grep -q "cannot load '$WORK/none.xml'" "$WORK/err" || fail "missing file message: $(cat "$WORK/err")"
+fi
 echo "cli_test: all commands passed"

@@ -146,6 +146,47 @@ TEST_F(ServiceLifecycleTest, DeleteMeshWaitsForItsScenesAndGivesBackItsBytes) {
   EXPECT_EQ(reupload->mesh_id(), id);
 }
 
+// A step split by env ranges (envs 0-1, then 2-3 with continues_step) reads exactly what the
+// whole step reads, noise and random walk included (their draws are keyed by env and env step),
+// and the step count advances once per logical step.
+TEST_F(ServiceLifecycleTest, AStepSplitByEnvsReadsWhatTheWholeStepReads) {
+  v1::SceneSpec spec = ToWire(GraspSpec("whole", 4, SphereShape(kBallR)));
+  spec.mutable_sensors(0)->mutable_imperfections()->set_noise(1e-3);
+  spec.mutable_sensors(0)->mutable_imperfections()->set_random_walk(1e-4);
+  ASSERT_TRUE(client_->CreateScene(spec).ok());
+  spec.set_name("parts");
+  ASSERT_TRUE(client_->CreateScene(spec).ok());
+  for (int s = 0; s < 3; ++s) {
+    const std::vector<double> poses = MovingPoses(4, s);
+    auto whole = client_->Step(MakeStep("whole", 4, poses));
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    std::vector<v1::StepResponse> parts;
+    for (int part = 0; part < 2; ++part) {
+      v1::StepRequest r = MakeStep("parts", 2, std::vector<double>(poses.begin() + part * 28, poses.begin() + part * 28 + 28));
+      r.add_env_ids(2 * part);
+      r.add_env_ids(2 * part + 1);
+      r.set_continues_step(part > 0);
+      auto p = client_->Step(r);
+      ASSERT_TRUE(p.ok()) << p.status();
+      EXPECT_EQ(p->step(), s + 1) << "part " << part;
+      parts.push_back(*std::move(p));
+    }
+    EXPECT_EQ(whole->step(), s + 1);
+    ASSERT_EQ(whole->readings_size(), parts[0].readings_size());
+    for (int k = 0; k < whole->readings_size(); ++k) {
+      for (const auto& [channel, tensor] : whole->readings(k).channels()) {
+        // The whole step's tensor is the two parts' tensors one after the other along the env axis.
+        std::string joined = parts[0].readings(k).channels().at(channel).data();
+        joined += parts[1].readings(k).channels().at(channel).data();
+        EXPECT_EQ(tensor.data(), joined) << whole->readings(k).sensor() << "." << channel << " step " << s;
+      }
+    }
+  }
+  auto info = client_->GetScene("parts");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->step(), 3);
+}
+
 TEST_F(ServiceLifecycleTest, CreateSceneReturnsCanonicalLinksAndOutputShapes) {
   const v1::SceneInfo info = Create();
   EXPECT_EQ(info.name(), "grasp");

@@ -20,8 +20,11 @@
 #include "taxel/client.h"
 #include "taxel/mesh_io.h"
 #include "taxel/png.h"
-#include "taxel/spec_json.h"
+#include "taxel/scene_bundle.h"
 #include "taxel/version.h"
+#ifdef TAXEL_HAVE_MUJOCO
+#include "taxel/model_import.h"
+#endif
 
 namespace {
 
@@ -34,7 +37,11 @@ Usage: taxel-cli [--target=HOST:PORT|unix:PATH] [--timeout=SECONDS] [--token=TOK
 Commands:
   info                              server version, limits and capabilities
   upload-mesh FILE.obj|FILE.stl     upload a mesh; prints its content id
-  create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt);
+  import FILE [--entity NAME] [--bodies GLOB]... [--groups G,...] [--num_envs N] [--scene NAME]
+         [--ellipsoid_frequency F]  compile an MJCF or URDF file with MuJoCo and print a scene
+                                    bundle (JSON: the SceneSpec + its meshes) on stdout; no server
+  create-scene SPEC                 create a scene from a SceneSpec file (.json or .textproto/.pbtxt)
+                                    or a scene bundle (.json, from import: uploads its meshes);
                                     in JSON a tensor's "data" may be a list of numbers:
                                     {"dtype": "FLOAT64", "data": [[0, 0, 0], [0.01, 0, 0]]}
   scenes                            list scenes
@@ -59,8 +66,16 @@ Default target: 127.0.0.1:50051 (or $TAXEL_TARGET).
 )";
 
 struct Args {
-  std::map<std::string, std::string> flags;  // --name=value / --name
+  std::map<std::string, std::string> flags;                    // --name=value / --name (the last one wins)
+  std::vector<std::pair<std::string, std::string>> all_flags;  // every --name=value, in order
   std::vector<std::string> positional;
+  std::vector<std::string> All(const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : all_flags) {
+      if (n == name) out.push_back(v);
+    }
+    return out;
+  }
   std::string Flag(const std::string& name, const std::string& def = "") const {
     auto it = flags.find(name);
     return it == flags.end() ? def : it->second;
@@ -68,17 +83,23 @@ struct Args {
   bool Has(const std::string& name) const { return flags.count(name) > 0; }
 };
 
+// Flags of `import` that also take their value as the next argument (`--bodies 'hand/*'`).
+bool TakesValue(const std::string& name) {
+  return name == "entity" || name == "bodies" || name == "groups" || name == "num_envs" || name == "scene" ||
+         name == "ellipsoid_frequency";
+}
+
 Args ParseArgs(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
     if (absl::StartsWith(s, "--")) {
       const size_t eq = s.find('=');
-      if (eq == std::string::npos) {
-        a.flags[s.substr(2)] = "";
-      } else {
-        a.flags[s.substr(2, eq - 2)] = s.substr(eq + 1);
-      }
+      std::string name = s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      std::string value = eq == std::string::npos ? "" : s.substr(eq + 1);
+      if (eq == std::string::npos && TakesValue(name) && i + 1 < argc) value = argv[++i];
+      a.flags[name] = value;
+      a.all_flags.emplace_back(name, value);
     } else {
       a.positional.push_back(s);
     }
@@ -289,6 +310,40 @@ int Read(taxel::Client& client, const Args& a) {
   return 0;
 }
 
+#ifdef TAXEL_HAVE_MUJOCO
+void MujocoWarning(const char* msg) { std::fprintf(stderr, "taxel-cli: MuJoCo: %s\n", msg); }
+#endif
+
+// `import`: no server involved; the bundle goes to stdout, notes and warnings to stderr.
+int Import(const Args& a) {
+  if (a.positional.size() != 2) {
+    return Fail("usage: import FILE [--entity NAME] [--bodies GLOB]... [--groups G,...] [--num_envs N] [--scene NAME]");
+  }
+#ifdef TAXEL_HAVE_MUJOCO
+  mju_user_warning = MujocoWarning;  // MuJoCo would print to stdout, into the JSON
+  taxel::ImportOptions options;
+  options.entity = a.Flag("entity");
+  options.scene_name = a.Flag("scene");
+  options.bodies = a.All("bodies");
+  for (absl::string_view g : absl::StrSplit(a.Flag("groups"), ',', absl::SkipEmpty())) {
+    int group;
+    if (!absl::SimpleAtoi(g, &group)) return Fail(absl::StrCat("--groups: not an integer: '", g, "'"));
+    options.groups.push_back(group);
+  }
+  if (!absl::SimpleAtoi(a.Flag("num_envs", "1"), &options.num_envs)) return Fail("--num_envs must be an integer");
+  if (!absl::SimpleAtoi(a.Flag("ellipsoid_frequency", "4"), &options.ellipsoid_frequency)) {
+    return Fail("--ellipsoid_frequency must be an integer");
+  }
+  auto imported = taxel::ImportModelFile(a.positional[1], options);
+  if (!imported.ok()) return Fail(imported.status());
+  for (const std::string& note : imported->notes) std::fprintf(stderr, "taxel-cli: import: %s\n", note.c_str());
+  std::fputs(taxel::SceneBundleToJson(imported->bundle).c_str(), stdout);
+  return 0;
+#else
+  return Fail("import: this taxel-cli was built without MuJoCo (Debian: libmujoco-dev)");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -301,6 +356,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, a.positional.empty() && !a.Has("help") && !a.Has("h") ? stderr : stdout);
     return a.positional.empty() && !a.Has("help") && !a.Has("h") ? 2 : 0;
   }
+  if (a.positional[0] == "import") return Import(a);
   taxel::Client::Options options;
   const char* env_target = std::getenv("TAXEL_TARGET");
   options.target = a.Flag("target", env_target ? env_target : "127.0.0.1:50051");
@@ -334,16 +390,17 @@ int main(int argc, char** argv) {
     if (!in) return Fail(absl::StrCat("cannot open '", a.positional[1], "'"));
     std::stringstream ss;
     ss << in.rdbuf();
-    v1::SceneSpec spec;
+    taxel::SceneBundle bundle;
     if (absl::EndsWith(a.positional[1], ".json")) {
-      // Tensors may give their data as plain lists of numbers (taxel/spec_json.h).
-      auto parsed = taxel::SceneSpecFromJson(ss.str());
-      if (!parsed.ok()) return Fail(absl::StrCat(a.positional[1], ": ", parsed.status().message()));
-      spec = *std::move(parsed);
-    } else if (!google::protobuf::TextFormat::ParseFromString(ss.str(), &spec)) {
+      // A bundle or a plain SceneSpec; tensors may give their data as plain lists of numbers
+      // (taxel/spec_json.h). The message names the file and the JSON path.
+      auto parsed = taxel::ParseSceneBundleJson(ss.str(), a.positional[1]);
+      if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+      bundle = *std::move(parsed);
+    } else if (!google::protobuf::TextFormat::ParseFromString(ss.str(), &bundle.scene)) {
       return Fail(absl::StrCat(a.positional[1], ": not a valid text-format taxel.v1.SceneSpec"));
     }
-    auto r = client.CreateScene(spec);
+    auto r = taxel::CreateSceneFromBundle(client, bundle);
     if (!r.ok()) return Fail(r.status());
     std::fputs(Text(*r).c_str(), stdout);
     return 0;

@@ -5,11 +5,13 @@ import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
+import numpy as np
 
+from taxel import split
 from taxel._pb import service_pb2
 from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.contact import ContactsLike, fill_contacts
-from taxel.errors import TaxelError, UnavailableError, from_rpc_error
+from taxel.errors import ResourceExhaustedError, TaxelError, UnavailableError, from_rpc_error
 from taxel.info import SceneInfo, SensorInfo
 from taxel.results import ContactMatrix, StepResult
 from taxel.sensors import Sensor
@@ -243,8 +245,51 @@ class Scene:
         (`.field_violations` name "poses", "dt", "contacts.body[3]", ...), OutOfRangeError (env id),
         NotFoundError; ValueError for a link name the scene does not have.
         """
-        req = self._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
-        return StepResult.from_wire(self._call("Step", req, raw=True))
+        def send(envs, first: bool, p, t, c):
+            req = self._step_request(p, t, dt, envs, quat_order, read, c)
+            req.continues_step = not first
+            return StepResult.from_wire(self._call("Step", req, raw=True))
+
+        return self._split_step(send, poses, twists, env_ids, read, contacts)
+
+    def _split_step(self, send, poses, twists, env_ids, read, contacts) -> StepResult:
+        """`send(envs, first, poses, twists, contacts)` once when the step fits in one message,
+        else over env ranges (taxel/split.py); a single step refused as too large is split then."""
+        envs = _env_list(env_ids)
+        n = self.num_envs if envs is None else len(envs)
+        links = len(self.moving_links)
+        per_request = split.request_bytes_per_env(links, as_numpy(poses), None if twists is None else as_numpy(twists),
+                                                  contacts, n)
+        size = self._part_size(envs, read, per_request, ask_server=False)
+        if size >= n:
+            try:
+                return send(envs, True, poses, twists, contacts)
+            except ResourceExhaustedError as e:
+                if not split.too_large(e) or n == 1:
+                    raise
+            size = min(n // 2, self._part_size(envs, read, per_request, ask_server=True))
+        ids = np.arange(n, dtype=np.int64) if envs is None else np.asarray(envs, dtype=np.int64)
+        p = split.rows(poses, "poses", n, links, 7)
+        t = None if twists is None else split.rows(twists, "twists", n, links, 6)
+
+        def part(start: int, count: int, first: bool) -> StepResult:
+            sl = slice(start, start + count)
+            c = None if contacts is None else split.contacts_of(contacts, ids[sl])
+            return send(ids[sl].tolist(), first, p[sl], None if t is None else t[sl], c)
+
+        return split.in_parts(n, size, part)
+
+    def _part_size(self, envs: Optional[list], read, per_request_env: int = 0, history: int = 0,
+                   ask_server: bool = False) -> int:
+        """Envs per message for a call on `envs` reading `read` (taxel/split.py)."""
+        n = self.num_envs if envs is None else len(envs)
+        spec = service_pb2.ReadSpec()
+        if isinstance(read, service_pb2.ReadSpec):
+            spec.CopyFrom(read)
+        else:
+            _fill_read(read, spec, self._sparse_default(envs))
+        per_env, fixed = split.reading_bytes(self._info, spec, history)
+        return split.envs_per_part(split.limit_of(self._client, ask_server), max(per_env, per_request_env), fixed, n)
 
     def stream(self, timeout: Optional[float] = None) -> "StepStream":
         """A bidirectional StepStream for per-step streaming (one request, one response, in order):
@@ -266,15 +311,32 @@ class Scene:
         `history` > 0 returns instead the last `history` measured samples of each sensor (not
         delayed), shaped [E, history, <layout>, <channel>], index 0 the newest, zero-filled; it
         must not exceed the sensor's `history_length` imperfection option."""
-        req = service_pb2.ReadSensorsRequest(scene=self.name, history=int(history))
         envs = _env_list(env_ids)
-        if envs is not None:
-            if not envs:
-                raise ValueError("env_ids: empty; pass None to read every env")
-            req.env_ids[:] = envs
+        if envs is not None and not envs:
+            raise ValueError("env_ids: empty; pass None to read every env")
+
+        def send(ids: Optional[list]) -> StepResult:
+            req = service_pb2.ReadSensorsRequest(scene=self.name, history=int(history))
+            if ids is not None:
+                req.env_ids[:] = ids
+            Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(
+                req.read, self._sparse_default(ids))
+            return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
+
+        spec = service_pb2.ReadSpec()
         Read(sensors, channels, measured=measured, ground_truth=ground_truth, sparse=sparse).fill(
-            req.read, self._sparse_default(envs))
-        return StepResult.from_wire(self._call("ReadSensors", req, raw=True), read=True)
+            spec, self._sparse_default(envs))
+        n = self.num_envs if envs is None else len(envs)
+        size = self._part_size(envs, spec, history=int(history))
+        if size >= n:
+            try:
+                return send(envs)
+            except ResourceExhaustedError as e:
+                if not split.too_large(e) or n == 1:
+                    raise
+            size = min(n // 2, self._part_size(envs, spec, history=int(history), ask_server=True))
+        ids = list(range(n)) if envs is None else envs
+        return split.in_parts(n, size, lambda start, count, first: send(ids[start:start + count]))
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Clears the per-env state (triggers, velocity history) of `env_ids` (default all envs);
@@ -429,44 +491,57 @@ class StepStream:
     def step(self, poses: ArrayLike, twists: Optional[ArrayLike] = None, dt: Optional[float] = None,
              env_ids: EnvIds = None, quat_order: QuatOrder = None, read: ReadArg = None,
              contacts: Optional[ContactsLike] = None) -> StepResult:
-        """Like Scene.step, over the stream."""
-        req = self._scene._step_request(poses, twists, dt, env_ids, quat_order, read, contacts)
+        """Like Scene.step, over the stream (a step over the message limit goes as several
+        requests, see Scene.step)."""
+        def send(envs, first: bool, p, t, c) -> StepResult:
+            req = self._scene._step_request(p, t, dt, envs, quat_order, read, c)
+            req.continues_step = not first
+            return self._send(req)
+
         with self._lock:
-            reopened = recreated = False
-            resend = False  # re-send the same sequence number: no server saw the request
-            while True:
-                if self._responses is None:
-                    raise UnavailableError("step stream: the stream is closed", code=grpc.StatusCode.UNAVAILABLE)
-                if not resend:
-                    self._sequence += 1
-                req.sequence = self._sequence
-                self._queue.put(req)
-                try:
-                    resp = next(self._responses)
-                except StopIteration:
-                    self._end_requests()
-                    self._responses = None
-                    raise UnavailableError("step stream: the server ended the stream",
-                                           code=grpc.StatusCode.UNAVAILABLE) from None
-                except grpc.RpcError as e:
-                    self._end_requests()
-                    self._responses = None
-                    err = from_rpc_error(e)
-                    if err.code == grpc.StatusCode.UNAVAILABLE and self._received == 0 and not reopened:
-                        reopened = resend = True
-                    elif not recreated and self._scene._recreate_after(err):
-                        recreated, resend = True, False
-                    else:
-                        raise err from None
+            return self._scene._split_step(send, poses, twists, env_ids, read, contacts)
+
+    def _send(self, req: "service_pb2.StepRequest") -> StepResult:
+        """One request and its response (the lock held). A refusal of the request's size reopens
+        the stream (the server ended it; nothing changed) so that smaller parts can follow."""
+        reopened = recreated = False
+        resend = False  # re-send the same sequence number: no server saw the request
+        while True:
+            if self._responses is None:
+                raise UnavailableError("step stream: the stream is closed", code=grpc.StatusCode.UNAVAILABLE)
+            if not resend:
+                self._sequence += 1
+            req.sequence = self._sequence
+            self._queue.put(req)
+            try:
+                resp = next(self._responses)
+            except StopIteration:
+                self._end_requests()
+                self._responses = None
+                raise UnavailableError("step stream: the server ended the stream",
+                                       code=grpc.StatusCode.UNAVAILABLE) from None
+            except grpc.RpcError as e:
+                self._end_requests()
+                self._responses = None
+                err = from_rpc_error(e)
+                if isinstance(err, ResourceExhaustedError) and split.too_large(err):
                     self._open()
-                    continue
-                self._received += 1
-                result = StepResult.from_wire(resp)
-                if result.sequence != req.sequence:  # pragma: no cover - a server bug
-                    self.cancel()
-                    raise TaxelError(f"step stream: response sequence {result.sequence} for request {req.sequence}",
-                                     code=grpc.StatusCode.INTERNAL)
-                return result
+                    raise err from None
+                if err.code == grpc.StatusCode.UNAVAILABLE and self._received == 0 and not reopened:
+                    reopened = resend = True
+                elif not recreated and self._scene._recreate_after(err):
+                    recreated, resend = True, False
+                else:
+                    raise err from None
+                self._open()
+                continue
+            self._received += 1
+            result = StepResult.from_wire(resp)
+            if result.sequence != req.sequence:  # pragma: no cover - a server bug
+                self.cancel()
+                raise TaxelError(f"step stream: response sequence {result.sequence} for request {req.sequence}",
+                                 code=grpc.StatusCode.INTERNAL)
+            return result
 
     def close(self) -> None:
         """Half-closes the stream and waits for the server to end it; errors raise TaxelError."""

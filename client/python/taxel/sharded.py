@@ -18,6 +18,7 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from taxel import split
 from taxel._pb import scene_pb2, service_pb2
 from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.client import Client
@@ -103,12 +104,7 @@ class _Route:
 
     def rows(self, x, what: str, link_count: int, width: int):
         """Per part, the caller's rows of x ([E, L, width] or flat [E·L, width]), sliced by env."""
-        a = as_numpy(x)
-        if a.ndim == 2 and a.shape[0] == self.total * link_count and a.shape[0] != self.total:
-            a = a.reshape(self.total, link_count, a.shape[1])
-        if a.ndim < 1 or a.shape[0] != self.total:
-            raise ValueError(f"{what}: expected {self.total} envs on the first axis ([E, {link_count}, {width}] "
-                             f"or [E·{link_count}, {width}]), got shape {list(a.shape)}")
+        a = split.rows(x, what, self.total, link_count, width)
         return [a[p] for _, p, _ in self.parts]
 
 

@@ -12,7 +12,8 @@
 Units are SI (m, s, N); a link's shapes and a sensor's probes are in that link's frame. Shapes and
 poses: taxel/shapes.py; sensors and how their keyword options map onto the proto: taxel/sensors.py.
 """
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -227,6 +228,7 @@ class SceneSpec:
                 accepted = known + ["contact_matrix"] + list(CONTACT_SPEC_KEYWORDS)
                 raise TypeError(f"SceneSpec: unknown field {key!r}; accepted: {', '.join(accepted)}")
         self.fields = dict(fields)
+        self.geom_names: Dict[str, List[str]] = {}  # "entity/link" -> source geom name per shape (imports)
         probe = scene_pb2.SceneSpec()
         for key, value in self.fields.items():
             set_field(probe, key, value, "SceneSpec")  # validates the values now
@@ -328,6 +330,47 @@ class SceneSpec:
         for key, value in self.fields.items():
             set_field(out, key, value, "SceneSpec")
         return out
+
+    # -- Import from MJCF / URDF (taxel/model_import.py; docs/reference.md, "Importing MJCF and URDF")
+
+    @classmethod
+    def from_mjcf(cls, path: Union[str, "os.PathLike[str]"], entity: Optional[str] = None,
+                  bodies: Optional[Union[str, Iterable[str]]] = None, groups: Optional[Iterable[int]] = None,
+                  num_envs: int = 1, name: Optional[str] = None) -> "SceneSpec":
+        """A spec compiled from an MJCF file by MuJoCo (through `taxel-cli import`): one ROBOT entity
+        (`entity`, default the model's name) whose links are the bodies that move, named after
+        them; bodies welded to the world go to STATIC `<entity>_static`, planes and height fields
+        there to TERRAIN `<entity>_terrain`. `bodies`: globs selecting bodies (default all);
+        `groups`: geom groups to take (default: the geoms that can collide). Meshes are inline
+        (create_scene uploads them). ValueError with MuJoCo's message when the file does not load."""
+        from taxel.model_import import import_bundle, spec_from_bundle
+        return spec_from_bundle(import_bundle(path, entity, bodies, groups, num_envs, name))
+
+    @classmethod
+    def from_urdf(cls, path: Union[str, "os.PathLike[str]"], entity: Optional[str] = None,
+                  bodies: Optional[Union[str, Iterable[str]]] = None, groups: Optional[Iterable[int]] = None,
+                  num_envs: int = 1, name: Optional[str] = None) -> "SceneSpec":
+        """As from_mjcf, for a URDF file (MuJoCo's URDF reader: <collision> elements only, links
+        welded to their parent fused into it, the root link's geoms on the world body)."""
+        return cls.from_mjcf(path, entity, bodies, groups, num_envs, name)
+
+    @classmethod
+    def from_bundle(cls, bundle: Union[str, "os.PathLike[str]", Dict[str, Any]]) -> "SceneSpec":
+        """A spec from a scene bundle: the dict, or the path of a JSON file `taxel-cli import` wrote."""
+        from taxel.model_import import spec_from_bundle
+        if not isinstance(bundle, dict):
+            import json
+            with open(bundle) as f:
+                bundle = json.load(f)
+        return spec_from_bundle(bundle)
+
+    def grid_on_box_face(self, link: str, shape: Union[int, str], face: str = "+z", rows: int = 4, cols: int = 4,
+                         pitch: Optional[Tuple[float, float]] = None) -> Tuple[np.ndarray, np.ndarray]:
+        """Probe centres [rows, cols, 3] on a face of a Box shape of `link`, in the link frame, and
+        the face's outward normal [3] in the link frame; `shape` is the box's index in the link or
+        its geom name in the imported file. See taxel.model_import.grid_on_box_face."""
+        from taxel.model_import import grid_on_box_face
+        return grid_on_box_face(self, link, shape, face, rows, cols, pitch)
 
     def __repr__(self):
         cm = "" if self.contact_matrix is None else f", contact_matrix={self.contact_matrix!r}"
