@@ -1,10 +1,7 @@
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +16,9 @@
 #include "absl/strings/strip.h"
 #include "core/common/field_error.h"
 #include "core/common/status_macros.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 namespace taxel::server {
 namespace {
@@ -145,8 +145,7 @@ absl::StatusOr<HttpRequest> ParseHttpRequest(absl::string_view head) {
   std::vector<absl::string_view> lines = absl::StrSplit(head, '\n');
   for (absl::string_view& line : lines) absl::ConsumeSuffix(&line, "\r");
   const std::vector<absl::string_view> parts = absl::StrSplit(lines.empty() ? "" : lines[0], ' ');
-  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() ||
-      (parts[2] != "HTTP/1.1" && parts[2] != "HTTP/1.0")) {
+  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || (parts[2] != "HTTP/1.1" && parts[2] != "HTTP/1.0")) {
     return absl::InvalidArgumentError("request line: expected 'METHOD /path HTTP/1.1'");
   }
   HttpRequest req;
@@ -293,16 +292,17 @@ void HttpServer::WorkerLoop() {
 void HttpServer::Serve(int fd) {
   std::string head;
   bool too_large = false;
-  const bool complete = ReadHead(fd, options_.max_request_bytes, After(options_.read_timeout_seconds), &head, &too_large);
+  const bool complete =
+      ReadHead(fd, options_.max_request_bytes, After(options_.read_timeout_seconds), &head, &too_large);
   const auto write_deadline = After(options_.write_timeout_seconds);
   if (!complete) {
     // A timeout or a closed connection gets no answer; an oversized head gets 400.
     if (too_large) {
-      WriteAll(fd,
-               SerializeHttpResponse(
-                   PlainError(400, absl::StrCat("request head larger than ", options_.max_request_bytes, " bytes")),
-                   false),
-               write_deadline);
+      WriteAll(
+          fd,
+          SerializeHttpResponse(
+              PlainError(400, absl::StrCat("request head larger than ", options_.max_request_bytes, " bytes")), false),
+          write_deadline);
       shutdown(fd, SHUT_WR);
       DrainInput(fd, After(0.5));
     }

@@ -51,11 +51,11 @@ absl::StatusOr<HttpRequest> ParseHttpRequest(absl::string_view head);
 std::string SerializeHttpResponse(const HttpResponse& response, bool head_only);
 
 struct HttpServerOptions {
-  int threads = 4;                    ///< connections served at once
-  int max_pending = 16;               ///< accepted connections waiting for a thread; more get 503
-  size_t max_request_bytes = 8192;    ///< request line + headers; larger requests get 400
-  double read_timeout_seconds = 5;    ///< for the whole request head
-  double write_timeout_seconds = 5;   ///< for the whole response
+  int threads = 4;                   ///< connections served at once
+  int max_pending = 16;              ///< accepted connections waiting for a thread; more get 503
+  size_t max_request_bytes = 8192;   ///< request line + headers; larger requests get 400
+  double read_timeout_seconds = 5;   ///< for the whole request head
+  double write_timeout_seconds = 5;  ///< for the whole response
 };
 
 /// Serves `handler` on a TCP address. The handler runs on a worker thread and must not block for

@@ -64,8 +64,8 @@ absl::StatusOr<std::map<std::string, std::string>> CheckQuery(const HttpRequest&
   std::map<std::string, std::string> out;
   for (const auto& [name, value] : req.query) {
     if (allowed.count(name) == 0) {
-      return InvalidFieldError(name, absl::StrCat("unknown query parameter; this path takes ",
-                                                  absl::StrJoin(allowed, ", ")));
+      return InvalidFieldError(name,
+                               absl::StrCat("unknown query parameter; this path takes ", absl::StrJoin(allowed, ", ")));
     }
     if (!out.emplace(name, value).second) return InvalidFieldError(name, "given more than once");
   }
@@ -167,25 +167,24 @@ std::string FrameJson(const FrameQuery& q, const FrameData& f) {
     const auto [mn, mx] = std::minmax_element(f.values.begin(), f.values.end());
     lo = *mn, hi = *mx;
   }
-  std::string out = absl::StrCat(
-      "{\"scene\":", JsonString(q.scene), ",\"sensor\":", JsonString(q.sensor), ",\"env\":", q.env,
-      ",\"channel\":", JsonString(f.channel.name), ",\"quantity\":", JsonString(f.channel.quantity),
-      ",\"unit\":", JsonString(f.channel.unit), ",\"branch\":",
-      q.branch == sensors::Branch::kMeasured ? "\"measured\"" : "\"ground_truth\"", ",\"step\":", f.step,
-      ",\"rows\":", f.rows, ",\"cols\":", f.cols, ",\"min\":", JsonNumber(lo), ",\"max\":", JsonNumber(hi),
-      ",\"values\":[");
+  std::string out =
+      absl::StrCat("{\"scene\":", JsonString(q.scene), ",\"sensor\":", JsonString(q.sensor), ",\"env\":", q.env,
+                   ",\"channel\":", JsonString(f.channel.name), ",\"quantity\":", JsonString(f.channel.quantity),
+                   ",\"unit\":", JsonString(f.channel.unit),
+                   ",\"branch\":", q.branch == sensors::Branch::kMeasured ? "\"measured\"" : "\"ground_truth\"",
+                   ",\"step\":", f.step, ",\"rows\":", f.rows, ",\"cols\":", f.cols, ",\"min\":", JsonNumber(lo),
+                   ",\"max\":", JsonNumber(hi), ",\"values\":[");
   for (size_t i = 0; i < f.values.size(); ++i) absl::StrAppend(&out, i ? "," : "", JsonNumber(f.values[i]));
   return out + "]}\n";
 }
 
 std::string SensorJson(const scene::Scene& scene, const sensors::Sensor& s) {
   const bool grid = s.layout().is_grid();
-  std::string out = absl::StrCat("{\"name\":", JsonString(s.spec().name),
-                                 ",\"kind\":", JsonString(sensors::SensorKindName(s.kind())),
-                                 ",\"link\":", JsonString(scene.model().link(s.link()).name),
-                                 ",\"probes\":", s.num_probes(), ",\"rows\":", grid ? s.layout().rows() : 1,
-                                 ",\"cols\":", grid ? s.layout().cols() : s.num_probes(),
-                                 ",\"grid\":", grid ? "true" : "false", ",\"channels\":[");
+  std::string out =
+      absl::StrCat("{\"name\":", JsonString(s.spec().name), ",\"kind\":", JsonString(sensors::SensorKindName(s.kind())),
+                   ",\"link\":", JsonString(scene.model().link(s.link()).name), ",\"probes\":", s.num_probes(),
+                   ",\"rows\":", grid ? s.layout().rows() : 1, ",\"cols\":", grid ? s.layout().cols() : s.num_probes(),
+                   ",\"grid\":", grid ? "true" : "false", ",\"channels\":[");
   const std::vector<ViewerChannel> channels = ViewerChannels(s);
   for (size_t i = 0; i < channels.size(); ++i) {
     absl::StrAppend(&out, i ? "," : "", "{\"name\":", JsonString(channels[i].name),
@@ -283,8 +282,8 @@ HttpResponse Viewer::Frame(const std::string& tenant, const std::map<std::string
   absl::StatusOr<FrameQuery> q = ParseFrameQuery(params);
   if (!q.ok()) return StatusToHttp(q.status());
   FrameData frame;
-  const absl::Status read = registry_->WithScene(
-      tenant, q->scene, [&](SceneEntry& entry) { return ReadFrame(entry.scene(), *q, &frame); });
+  const absl::Status read =
+      registry_->WithScene(tenant, q->scene, [&](SceneEntry& entry) { return ReadFrame(entry.scene(), *q, &frame); });
   // The registry's NOT_FOUND names "scene", ReadFrame's "sensor"/"channel"/"env".
   if (!read.ok()) return StatusToHttp(read);
   return Json(FrameJson(*q, frame));

@@ -1,10 +1,7 @@
 // The live viewer (server/viewer.h, server/http_server.h) against a real in-process server with
 // --ui_address=127.0.0.1:0: frames checked against forces and depths worked out by hand, tokens
 // and tenants, parameter errors, malformed and oversized requests (the gRPC side keeps serving).
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,6 +16,9 @@
 #include "gtest/gtest.h"
 #include "server/http_server.h"
 #include "tests/server/service_fixture.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 namespace taxel::testing {
 namespace {
@@ -100,8 +100,8 @@ void ExpectError(const Reply& r, int status, const std::string& parameter, const
 //   env 2: ball centre (0.01, −0.01, 0.054) — the same, one pitch along +x and one along −y
 std::vector<double> ViewerPoses() {
   std::vector<double> p;
-  for (const Eigen::Vector3d& c : {Eigen::Vector3d(0, 0, 0.054), Eigen::Vector3d(0, 0, 1),
-                                   Eigen::Vector3d(0.01, -0.01, 0.054)}) {
+  for (const Eigen::Vector3d& c :
+       {Eigen::Vector3d(0, 0, 0.054), Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0.01, -0.01, 0.054)}) {
     const auto env = PosesXyzw({Eigen::Vector3d::Zero(), c});
     p.insert(p.end(), env.begin(), env.end());
   }
@@ -148,7 +148,7 @@ TEST_F(ViewerTest, FrameOfAGridSensorIsTheForceMagnitudeWorkedOutByHand) {
     EXPECT_EQ(json.at("unit").string_value(), "N");
     EXPECT_EQ(json.at("quantity").string_value(), "|force|");
     EXPECT_EQ(json.at("branch").string_value(), "measured");
-    const Eigen::Vector3d c = env == 0 ? Eigen::Vector3d(0, 0, 0.054)
+    const Eigen::Vector3d c = env == 0   ? Eigen::Vector3d(0, 0, 0.054)
                               : env == 1 ? Eigen::Vector3d(0, 0, 1)
                                          : Eigen::Vector3d(0.01, -0.01, 0.054);
     const auto& values = json.at("values").list_value().values();
@@ -311,8 +311,7 @@ TEST_F(ViewerTokensTest, EveryRequestNeedsATokenAndSeesOnlyItsTenant) {
     EXPECT_THAT(none.head, HasSubstr("WWW-Authenticate: Bearer"));
     EXPECT_EQ(none.body.find("a-scene\""), std::string::npos) << "a 401 reveals nothing";
     EXPECT_EQ(Get(ui(), path, "token-wrong").status, 401) << path;
-    EXPECT_EQ(Get(ui(), path + std::string(path.find('?') == std::string::npos ? "?" : "&") + "token=nope").status,
-              401)
+    EXPECT_EQ(Get(ui(), path + std::string(path.find('?') == std::string::npos ? "?" : "&") + "token=nope").status, 401)
         << path;
   }
   ExpectError(RawHttp(ui(), "GET /api/scenes HTTP/1.1\r\nAuthorization: Basic dG9rZW4tYQ==\r\n\r\n"), 401,
@@ -346,9 +345,9 @@ TEST(HttpRequestParse, DecodesPathQueryAndHeaders) {
   EXPECT_EQ(req->query[3].second, "3");
   EXPECT_EQ(req->headers.at("authorization"), "Bearer t");
   EXPECT_THAT(server::ParseHttpRequest("GET /%4 HTTP/1.1\r\n\r\n").status().ToString(), HasSubstr("two hex digits"));
-  EXPECT_THAT(std::string(
-                  server::ParseHttpRequest("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status().message()),
-              StartsWith("transfer-encoding"));
+  EXPECT_THAT(
+      std::string(server::ParseHttpRequest("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status().message()),
+      StartsWith("transfer-encoding"));
 }
 
 TEST(HttpServerStart, RefusesBadAddresses) {
@@ -389,8 +388,8 @@ TEST(HttpServerLoad, BeyondThreadsAndQueueIs503AndStopEndsIdleConnections) {
   const int blocked = Connect(port);
   const std::string get_block = "GET /block HTTP/1.1\r\n\r\n";
   ASSERT_EQ(send(blocked, get_block.data(), get_block.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get_block.size()));
-  entered.get_future().wait();  // the only thread is busy
-  const int waiting = Connect(port);  // accepted first: takes the one waiting slot
+  entered.get_future().wait();            // the only thread is busy
+  const int waiting = Connect(port);      // accepted first: takes the one waiting slot
   const Reply busy = Get(port, "/next");  // accepted after it: no room
   EXPECT_EQ(busy.status, 503);
   EXPECT_THAT(busy.body, HasSubstr("too many connections"));
