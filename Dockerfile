@@ -16,7 +16,7 @@ WORKDIR /src
 # Only what the two binaries are built from: a change to docs, tests or deploy/ keeps this layer
 # and the next one cached. (The top-level CMakeLists.txt skips the client and example directories
 # that are not here.)
-COPY CMakeLists.txt ./
+COPY CMakeLists.txt VERSION ./
 COPY cmake cmake
 COPY proto proto
 COPY core core

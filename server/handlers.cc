@@ -296,8 +296,12 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
-    TAXEL_RETURN_IF_ERROR(
-        CheckResponseSize(plan, static_cast<int64_t>(envs.size()), 0, deps_.options->limits.max_message_bytes));
+    if (request.history() != 0) TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
+    // A history read returns `history` samples of each env: counted as that many envs (an upper
+    // bound: only some channels have a history).
+    const int64_t samples = std::max<int64_t>(1, request.history());
+    TAXEL_RETURN_IF_ERROR(CheckResponseSize(plan, static_cast<int64_t>(envs.size()) * samples, 0,
+                                            deps_.options->limits.max_message_bytes));
     v1::ReadSensorsResponse head;  // fields 1–2; the readings (field 3) follow
     head.set_step(scene.step_count());
     head.mutable_env_ids()->Assign(envs.begin(), envs.end());
@@ -308,7 +312,6 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
       *response = readings.Slices(head.SerializeAsString());
       return absl::OkStatus();
     }
-    TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
     // The history is copied out of the rings, env by env in request order: those copies are the
     // arrays the writer reads, indexed by position.
     std::vector<std::vector<float>> storage;

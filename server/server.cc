@@ -50,6 +50,22 @@ absl::Status ValidateReplicaId(const std::string& replica_id) {
   return absl::OkStatus();
 }
 
+int64_t LargestMeshUploadBytes(int64_t max_triangles) {
+  // A closed mesh of T triangles has T/2 + 2 vertices (Euler, genus 0): 3 int32 per triangle and
+  // 3 float64 per vertex, plus the two tensors' framing.
+  return max_triangles * 12 + (max_triangles / 2 + 2) * 24 + 256;
+}
+
+absl::Status ValidateMeshLimits(const Limits& limits) {
+  const int64_t need = LargestMeshUploadBytes(limits.max_triangles_per_mesh);
+  if (need <= limits.max_message_bytes) return absl::OkStatus();
+  return InvalidFieldError(
+      "max_triangles_per_mesh",
+      absl::StrCat("a closed mesh of ", limits.max_triangles_per_mesh, " triangles (float64 vertices) takes ", need,
+                   " bytes to upload, over --max_message_bytes=", limits.max_message_bytes,
+                   "; lower --max_triangles_per_mesh or raise --max_message_bytes"));
+}
+
 std::string HostName() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "";
@@ -64,6 +80,7 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   if (options.request_threads <= 0) options.request_threads = std::max(2, options.eval_threads);
   if (options.replica_id.empty()) options.replica_id = HostName();
   if (absl::Status valid = ValidateReplicaId(options.replica_id); !valid.ok()) return valid;
+  if (absl::Status valid = ValidateMeshLimits(options.limits); !valid.ok()) return valid;
   s->options_ = options;
 
   // Security settings fail closed: a half-configured TLS never falls back to plaintext.

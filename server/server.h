@@ -32,6 +32,13 @@ struct TlsOptions {
 /// `replica_id` and the rule otherwise.
 absl::Status ValidateReplicaId(const std::string& replica_id);
 
+/// Bytes of the UploadMesh request of a closed mesh with `max_triangles` triangles and float64
+/// vertices (T/2 + 2 of them): what one message must hold for a mesh at the triangle limit.
+int64_t LargestMeshUploadBytes(int64_t max_triangles);
+/// INVALID_ARGUMENT naming --max_triangles_per_mesh when a mesh at that limit would not fit in
+/// one message of --max_message_bytes (TaxelServer::Start refuses such settings).
+absl::Status ValidateMeshLimits(const Limits& limits);
+
 /// This machine's host name (gethostname), "" when it cannot be read.
 std::string HostName();
 
@@ -50,6 +57,8 @@ class TaxelServer {
   int ui_port() const { return ui_ ? ui_->port() : 0; }
   /// A client target for this server ("127.0.0.1:<port>" or the unix address).
   std::string target() const;
+  /// Requests waiting for a request thread now (what taxel_executor_queue_depth reports).
+  size_t queued_requests() const { return executor_->queue_depth(); }
 
   /// readiness → NOT_SERVING, new scenes refused, open streams ended with UNAVAILABLE.
   void Drain();

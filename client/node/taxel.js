@@ -23,11 +23,11 @@
  *   client.close();
  */
 
-const os = require('os');
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const protobuf = require('protobufjs');
+const { Splitter, joinResponses, streamInParts } = require('./split');
 
 /** Default directory of the wire contract: the repository's proto/ folder. */
 const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', 'proto');
@@ -60,144 +60,7 @@ function loadTaxelPackage(protoDir = DEFAULT_PROTO_DIR) {
   return pkg;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Tensors.
-
-const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
-
-/** Element type of each DType: the TypedArray class that holds it. */
-const DTYPE_ARRAYS = Object.freeze({
-  FLOAT32: Float32Array,
-  FLOAT64: Float64Array,
-  INT32: Int32Array,
-  BOOL: Uint8Array,
-});
-
-function dtypeOfArray(array) {
-  if (array instanceof Float32Array) return 'FLOAT32';
-  if (array instanceof Float64Array) return 'FLOAT64';
-  if (array instanceof Int32Array) return 'INT32';
-  if (array instanceof Uint8Array) return 'BOOL';
-  throw new TypeError('tensor: expected a Float32Array, Float64Array, Int32Array or Uint8Array (bool)');
-}
-
-function product(shape) {
-  return shape.reduce((a, b) => a * Number(b), 1);
-}
-
-/** Bytes of `array` in little-endian order: the same memory on a little-endian host. */
-function littleEndianBytes(array) {
-  const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-  if (LITTLE_ENDIAN_HOST || array.BYTES_PER_ELEMENT === 1) return bytes;
-  const swapped = Buffer.from(bytes);  // copy, then swap in place
-  if (array.BYTES_PER_ELEMENT === 4) swapped.swap32();
-  else swapped.swap64();
-  return swapped;
-}
-
-/**
- * A wire Tensor from a TypedArray, without copying its memory (little-endian hosts).
- * @param {Float32Array|Float64Array|Int32Array|Uint8Array} array elements in C order
- *   (Uint8Array = BOOL, one byte per flag)
- * @param {number[]} [shape] default [array.length]; [] is a scalar (one element)
- * @returns {{dtype: string, shape: number[], data: Buffer}}
- */
-function tensor(array, shape) {
-  const dtype = dtypeOfArray(array);
-  const dims = shape === undefined ? [array.length] : Array.from(shape, Number);
-  if (product(dims) !== array.length) {
-    throw new RangeError(`tensor: shape [${dims.join(', ')}] holds ${product(dims)} elements, the array ${array.length}`);
-  }
-  return { dtype, shape: dims, data: littleEndianBytes(array) };
-}
-
-/**
- * The sparse form of a tensor (read: {sparse: true}; Tensor.nonzero_mask): bit i of the mask
- * (byte i >> 3, least significant bit first) is set where element i is stored in `data`; the
- * other elements are zero. Returns a fresh TypedArray of all n elements.
- */
-function expandSparse(Type, n, data, mask) {
-  const size = Type.BYTES_PER_ELEMENT;
-  if (mask.byteLength !== Math.ceil(n / 8)) {
-    throw new RangeError(`tensor: sparse form of ${n} elements needs a ${Math.ceil(n / 8)}-byte mask, got ${mask.byteLength}`);
-  }
-  const out = new Uint8Array(n * size);
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    if (mask[i >> 3] & (1 << (i & 7))) {
-      if ((k + 1) * size > data.byteLength) throw new RangeError('tensor: sparse form with fewer values than mask bits');
-      out.set(data.subarray(k * size, (k + 1) * size), i * size);
-      k++;
-    }
-  }
-  if (k * size !== data.byteLength) throw new RangeError('tensor: sparse form with more values than mask bits');
-  if ((n & 7) !== 0 && (mask[mask.byteLength - 1] >> (n & 7)) !== 0) {
-    throw new RangeError('tensor: sparse form with mask bits past the last element');
-  }
-  if (!LITTLE_ENDIAN_HOST && size > 1) {
-    const b = Buffer.from(out.buffer);
-    if (size === 4) b.swap32(); else b.swap64();
-  }
-  return new Type(out.buffer, 0, n);
-}
-
-/**
- * The elements of a received Tensor as a TypedArray of its dtype (FLOAT32 -> Float32Array,
- * FLOAT64 -> Float64Array, INT32 -> Int32Array, BOOL -> Uint8Array).
- *
- * Zero-copy when `tensor.data.byteOffset` is a multiple of the element size (the result shares
- * memory with the received Buffer); otherwise — TypedArrays cannot start at an unaligned offset —
- * the bytes are copied once into a fresh, aligned array. Always a copy on a big-endian host.
- * @param {{dtype: string, shape: number[], data: Uint8Array}} t
- * @returns {Float32Array|Float64Array|Int32Array|Uint8Array}
- */
-function toTypedArray(t) {
-  const Type = DTYPE_ARRAYS[t.dtype];
-  if (!Type) throw new TypeError(`tensor: unsupported dtype ${t.dtype}`);
-  const data = t.data || Buffer.alloc(0);
-  const n = product(t.shape || []);
-  const size = Type.BYTES_PER_ELEMENT;
-  if (t.nonzero_mask && t.nonzero_mask.byteLength > 0) return expandSparse(Type, n, data, t.nonzero_mask);
-  if (data.byteLength !== n * size) {
-    throw new RangeError(`tensor: ${t.dtype} [${(t.shape || []).join(', ')}] needs ${n * size} bytes, got ${data.byteLength}`);
-  }
-  if (LITTLE_ENDIAN_HOST && data.byteOffset % size === 0) {
-    return new Type(data.buffer, data.byteOffset, n);  // view
-  }
-  const copy = new Uint8Array(n * size);  // fresh buffer: offset 0, aligned
-  copy.set(data);
-  if (!LITTLE_ENDIAN_HOST && size > 1) {
-    const b = Buffer.from(copy.buffer);
-    if (size === 4) b.swap32(); else b.swap64();
-  }
-  return new Type(copy.buffer, 0, n);
-}
-
-/**
- * A received Tensor as `{dtype, shape, data}` with `data` from {@link toTypedArray}.
- * @param {{dtype: string, shape: number[], data: Uint8Array}} t
- * @returns {{dtype: string, shape: number[], data: Float32Array|Float64Array|Int32Array|Uint8Array}}
- */
-function fromTensor(t) {
-  return { dtype: t.dtype, shape: Array.from(t.shape || [], Number), data: toTypedArray(t) };
-}
-
-/**
- * Accepts a wire Tensor ({dtype, shape, data: Buffer}), `{data: TypedArray, shape}`, or a bare
- * TypedArray whose shape is `[length / inner, inner]` (or `[length]` when not divisible; the
- * server then names the field and the shape it expected).
- */
-function asTensor(value, inner) {
-  if (value === undefined || value === null) return undefined;
-  if (ArrayBuffer.isView(value)) {
-    const shape = inner && value.length % inner === 0 ? [value.length / inner, inner] : [value.length];
-    return tensor(value, shape);
-  }
-  if (ArrayBuffer.isView(value.data) && !(value.data instanceof Buffer) && value.dtype === undefined) {
-    return tensor(value.data, value.shape);
-  }
-  return value;  // already a wire Tensor
-}
+const { tensor, toTypedArray, fromTensor, asTensor } = require('./tensors');
 
 // ---------------------------------------------------------------------------------------------
 // Errors.
@@ -319,7 +182,12 @@ function decodeReadings(response) {
     branch: r.branch,
     channels: Object.fromEntries(Object.entries(r.channels || {}).map(([k, t]) => [k, fromTensor(t)])),
   }));
-  const out = { ...response, readings };
+  return attachGet({ ...response, readings });
+}
+
+/** Adds `get(sensor, channel, branch?)` (not enumerable) to a result with decoded readings. */
+function attachGet(out) {
+  const { readings } = out;
   /**
    * One channel of one sensor.
    * @param {string} sensor
@@ -352,6 +220,11 @@ function stepRequest(a) {
     twists: asTensor(a.twists, 6),
     read: a.read,
   };
+  const k = a.contacts;
+  if (k) {
+    req.contacts = { env: asTensor(k.env), body: asTensor(k.body), partner: asTensor(k.partner), force: asTensor(k.force, 3) };
+    if (k.friction) req.contacts.friction = asTensor(k.friction, 3);
+  }
   if (a.sequence !== undefined) req.sequence = a.sequence;
   return req;
 }
@@ -370,6 +243,9 @@ function stepRequest(a) {
  * @property {number[]} [envIds] envs on the poses' first axis; default all, in order
  * @property {Float64Array|Float32Array|object} [twists] `[.., L, 6]` linear then angular velocity
  * @property {{sensors?: string[], channels?: string[], branches?: string[], none?: boolean}} [read]
+ * @property {{env: Int32Array, body: Int32Array, partner: Int32Array, force: Float64Array|Float32Array,
+ *   friction?: Float64Array|Float32Array}} [contacts] REPORTED contact matrix only: [K] env, body
+ *   and partner link indices, [K·3] forces (wire Tensors accepted too)
  * @property {number} [sequence] echoed in the response (the stream assigns one when absent)
  */
 
@@ -380,6 +256,9 @@ function stepRequest(a) {
  * @property {grpc.ChannelCredentials} [credentials] default: insecure (plaintext)
  * @property {number} [maxMessageBytes=67108864] largest message sent or received (the server's default limit)
  * @property {string} [protoDir] directory holding taxel/v1/*.proto
+ * @property {boolean} [splitByEnvs=true] send a step or read whose request or readings would exceed
+ *   the server's max_message_bytes as parts over env ranges, joined into one result (README,
+ *   "Steps of any size"); false: send every call whole
  * @property {object} [channelOptions] extra grpc-js channel options
  */
 
@@ -393,6 +272,13 @@ class TaxelClient {
     const maxBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
     this.timeoutMs = options.timeoutMs ?? 30000;
     this.token = options.token;
+    const hooks = {
+      decode: decodeReadings,
+      attach: attachGet,
+      error: (code, field, description) => new TaxelError(grpc.status[code], `${field}: ${description}`, [{ field, description }]),
+    };
+    /** Plans and runs split steps and reads; null when splitByEnvs is false. */
+    this._split = options.splitByEnvs === false ? null : new Splitter(this, maxBytes, hooks);
     /** The underlying grpc-js client (taxel.v1.Taxel), for anything not wrapped here. */
     this.stub = new pkg.Taxel(target, options.credentials || grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': maxBytes,
@@ -463,13 +349,21 @@ class TaxelClient {
    * @param {object} spec a taxel.v1.SceneSpec (snake_case fields)
    * @returns {Promise<object>} SceneInfo: links, moving_links (the poses' second axis), sensors
    */
-  createScene(spec) {
-    return this.call('CreateScene', { spec });
+  async createScene(spec) {
+    return this._remember(await this.call('CreateScene', { spec }));
   }
 
   /** @param {string} name @returns {Promise<object>} SceneInfo */
-  getScene(name) {
-    return this.call('GetScene', { scene: name });
+  async getScene(name) {
+    return this._remember(await this.call('GetScene', { scene: name }));
+  }
+
+  _remember(info) {
+    return this._split ? this._split.remember(info) : info;
+  }
+
+  _forget(scene) {
+    if (this._split) this._split.forget(scene);
   }
 
   /** @returns {Promise<object[]>} SceneInfo of every scene this caller sees */
@@ -479,7 +373,11 @@ class TaxelClient {
 
   /** @param {string} name @returns {Promise<void>} */
   async deleteScene(name) {
-    await this.call('DeleteScene', { scene: name });
+    try {
+      await this.call('DeleteScene', { scene: name });
+    } finally {
+      this._forget(name);
+    }
   }
 
   /**
@@ -487,8 +385,12 @@ class TaxelClient {
    * @param {object} sensor a taxel.v1.SensorSpec
    * @returns {Promise<object>} SensorInfo
    */
-  addSensor(scene, sensor) {
-    return this.call('AddSensor', { scene, sensor });
+  async addSensor(scene, sensor) {
+    try {
+      return await this.call('AddSensor', { scene, sensor });
+    } finally {
+      this._forget(scene);
+    }
   }
 
   /**
@@ -496,17 +398,25 @@ class TaxelClient {
    * @param {string|number} sensor name or sensor id
    */
   async removeSensor(scene, sensor) {
-    await this.call('RemoveSensor', typeof sensor === 'number' ? { scene, sensor_id: sensor } : { scene, name: sensor });
+    try {
+      await this.call('RemoveSensor', typeof sensor === 'number' ? { scene, sensor_id: sensor } : { scene, name: sensor });
+    } finally {
+      this._forget(scene);
+    }
   }
 
   /**
-   * One simulation step.
+   * One simulation step. When its request or readings would exceed the server's message limit,
+   * it is sent as parts over env ranges (one logical step: the step count advances once) and the
+   * result joined; a part refused after others were accepted rejects with `steppedEnvIds`.
    * @param {StepArgs} args
    * @returns {Promise<object>} the StepResponse (scene, sequence, step, env_ids, timing) with
    *   readings converted to TypedArrays and `get(sensor, channel, branch?)`
    */
   async step(args) {
-    return decodeReadings(await this.call('Step', stepRequest(args)));
+    const req = stepRequest(args);
+    if (this._split) return this._split.run('Step', req);
+    return decodeReadings(await this.call('Step', req));
   }
 
   /**
@@ -519,14 +429,16 @@ class TaxelClient {
   }
 
   /**
-   * The latest readings without stepping.
+   * The latest readings without stepping (split by env ranges like {@link TaxelClient#step}).
    * @param {string} scene
-   * @param {{envIds?: number[], read?: object}} [options]
+   * @param {{envIds?: number[], read?: object, history?: number}} [options] history > 0: the last
+   *   `history` measured samples, shaped [E, history, <layout>, <channel>], index 0 the newest
    * @returns {Promise<object>} ReadSensorsResponse (step, env_ids) with converted readings and `get`
    */
   async readSensors(scene, options = {}) {
-    const response = await this.call('ReadSensors', { scene, env_ids: options.envIds ?? [], read: options.read });
-    return decodeReadings(response);
+    const request = { scene, env_ids: options.envIds ?? [], read: options.read, history: options.history ?? 0 };
+    if (this._split) return this._split.run('ReadSensors', request);
+    return decodeReadings(await this.call('ReadSensors', request));
   }
 
   /**
@@ -534,7 +446,7 @@ class TaxelClient {
    * @returns {StepStream}
    */
   openStepStream() {
-    return new StepStream(this.stub.StepStream(this._metadata()));
+    return new StepStream(() => this.stub.StepStream(this._metadata()), this._split);
   }
 }
 
@@ -542,17 +454,35 @@ class TaxelClient {
  * A bidirectional StepStream. `step()` sends one request and resolves to its response (the server
  * answers in order, one response per request). The first failed step ends the stream: that
  * promise and every later one reject with the TaxelError.
+ *
+ * A step over the message limit goes as parts, pipelined, with consecutive sequence numbers (the
+ * result carries the last part's); later steps are written once it is done. When the server
+ * refuses one of its parts as too large, the stream is reopened and the rest sent in smaller parts.
  */
 class StepStream {
-  constructor(call) {
-    this._call = call;
-    this._pending = [];   // {resolve, reject, sequence} in request order
+  /**
+   * @param {function(): grpc.ClientDuplexStream} open starts the call (again, after a refused part)
+   * @param {Splitter|null} [splitter] the client's planner (null: every step sent whole)
+   */
+  constructor(open, splitter = null) {
+    this._open = open;
+    this._splitter = splitter;
     this._nextSequence = 1;
-    this._error = null;
     this._ended = false;
+    this._tail = Promise.resolve();  // writes happen in step() order, after each step's plan
+    this._reopen();
+  }
+
+  /** Starts a call and listens to it (events of an earlier call are ignored). */
+  _reopen() {
+    const call = this._open();
+    this._call = call;
+    this._pending = [];   // {resolve, reject, sequence} in request order, one per request written
+    this._error = null;
     // Settles once the call is over (final status received), whatever it was.
     this._finished = new Promise((resolve) => call.on('status', () => resolve()));
     call.on('data', (response) => {
+      if (call !== this._call) return;
       const p = this._pending.shift();
       if (!p) return;
       if (Number(response.sequence) !== p.sequence) {
@@ -561,13 +491,24 @@ class StepStream {
         p.resolve(decodeReadings(response));
       }
     });
-    call.on('error', (err) => this._fail(toTaxelError(err)));
-    call.on('end', () => this._fail(new Error('StepStream: the stream has ended')));
+    call.on('error', (err) => { if (call === this._call) this._fail(toTaxelError(err)); });
+    call.on('end', () => { if (call === this._call) this._fail(new Error('StepStream: the stream has ended')); });
   }
 
   _fail(err) {
     if (!this._error) this._error = err;
     for (const p of this._pending.splice(0)) p.reject(this._error);
+  }
+
+  /** Writes one request; resolves to its decoded response. */
+  _write(req) {
+    if (this._error) return Promise.reject(this._error);
+    if (req.sequence === undefined) req.sequence = this._nextSequence;
+    this._nextSequence = Number(req.sequence) + 1;
+    return new Promise((resolve, reject) => {
+      this._pending.push({ resolve, reject, sequence: Number(req.sequence) });
+      this._call.write(req);
+    });
   }
 
   /**
@@ -578,21 +519,25 @@ class StepStream {
     if (this._error) return Promise.reject(this._error);
     if (this._ended) return Promise.reject(new Error('StepStream: already ended'));
     const req = stepRequest(args);
-    if (req.sequence === undefined) req.sequence = this._nextSequence;
-    this._nextSequence = Number(req.sequence) + 1;
-    return new Promise((resolve, reject) => {
-      this._pending.push({ resolve, reject, sequence: Number(req.sequence) });
-      this._call.write(req);
-    });
+    const planned = this._splitter ? this._splitter.streamPlan(req) : Promise.resolve(null);
+    // The chain waits for a whole step's write only (pipelining), for a split step's parts.
+    const written = this._tail.then(() => planned).then((plan) => (plan ?
+      { result: streamInParts(this, req, plan).then((parts) => attachGet(joinResponses(parts))), barrier: true } :
+      { result: this._write(req) }));
+    this._tail = written.then((w) => (w.barrier ? w.result.then(() => {}, () => {}) : undefined), () => {});
+    return written.then((w) => w.result);
   }
 
-  /** Half-closes the stream; resolves when the server has finished it. */
+  /** Half-closes the stream (after the steps already asked for); resolves when the server has finished it. */
   end() {
     if (!this._ended) {
       this._ended = true;
-      this._call.end();
+      return this._tail.then(() => {
+        this._call.end();
+        return this._finished;
+      });
     }
-    return this._finished;
+    return this._tail.then(() => this._finished);
   }
 
   /** Cancels the call. */

@@ -12,6 +12,7 @@ import pytest
 
 import taxel
 from conftest import ServerProcess, server_binary
+from test_mesh import CountingCall as Counting
 
 E = 4096
 G = 32            # probes per side of each pad
@@ -46,15 +47,6 @@ def poses(num_envs: int, t: int) -> np.ndarray:
     p[:, 2, 1] = 0.004 * np.cos(0.013 * e)
     p[:, 2, 2] = BALL_R - 0.0002 - 0.0006 * ((e + t) % 7) / 6
     return p
-
-
-class Counting:
-    def __init__(self, fn):
-        self.fn, self.calls = fn, 0
-
-    def __call__(self, *a, **k):
-        self.calls += 1
-        return self.fn(*a, **k)
 
 
 def assert_same(got: taxel.StepResult, want_parts, envs: slice = slice(None)):
@@ -125,6 +117,6 @@ def test_a_request_over_the_servers_limit_is_split(fresh_server_1mib):
 
 @pytest.fixture
 def fresh_server_1mib():
-    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576"]).start()
+    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576", "--max_triangles_per_mesh=20000"]).start()
     yield s
     s.stop()

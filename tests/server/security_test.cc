@@ -115,8 +115,11 @@ TEST(ShutdownTest, QueuedStepsAreRefusedAtTheEndOfTheGrace) {
       results[i] = c.ok() ? (*c)->Step(step).status() : c.status();
     });
   }
-  while (sent.load() < kCalls) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the calls reach the queue
+  // Wait (bounded) until at least five calls wait in the queue behind the running one: a fixed
+  // sleep would let a fast machine finish several steps first.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (server->queued_requests() < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_GE(server->queued_requests(), 5u) << "the calls did not reach the queue; one step takes " << step_s << " s";
   const double grace = 0.5 * step_s;
   t0 = std::chrono::steady_clock::now();
   server->Shutdown(grace);
@@ -130,6 +133,7 @@ TEST(ShutdownTest, QueuedStepsAreRefusedAtTheEndOfTheGrace) {
     if (r.code() == absl::StatusCode::kUnavailable || r.code() == absl::StatusCode::kCancelled) ++refused;
   }
   EXPECT_EQ(ok + refused, kCalls);
+  // At least five were queued when the grace began; in half a step at most one more starts.
   EXPECT_GE(refused, 4) << "the grace is half a step: most calls were still queued";
 }
 

@@ -1,4 +1,4 @@
-// The partner-resolved contact matrix over gRPC (docs/reference.md#contact-laws, §7): the axes a scene reports, the
+// The partner-resolved contact matrix over gRPC (docs/reference.md, "Contact laws"): the axes a scene reports, the
 // REPORTED aggregation of StepRequest.contacts and its validation, GetContactMatrix slices, the
 // step response's matrix, ResetEnvs, and ESTIMATED forces against closed forms.
 #include <chrono>

@@ -225,9 +225,39 @@ TEST_F(ServiceErrorsTest, BadMeshesAreRefused) {
   EXPECT_EQ(client_->GetServerInfo()->num_meshes(), 0);
 }
 
+// A mesh at the triangle limit must fit in one message: settings where it cannot refuse to start,
+// naming both flags. 2M triangles (the default) need 2M·12 + (1M + 2)·24 + 256 = 48,000,304 bytes.
+TEST(MeshLimitsTest, AMeshAtTheTriangleLimitFitsInOneMessage) {
+  EXPECT_EQ(server::LargestMeshUploadBytes(2'000'000), 48'000'304);
+  EXPECT_TRUE(server::ValidateMeshLimits(server::Limits{}).ok()) << "the defaults";
+  server::ServerOptions options = TestServerOptions();
+  options.limits.max_message_bytes = 1 << 20;  // 100000 triangles need 2,400,304 bytes
+  auto refused = server::TaxelServer::Start(options);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(refused.status().message()),
+            "max_triangles_per_mesh: a closed mesh of 100000 triangles (float64 vertices) takes 2400304 bytes to "
+            "upload, over --max_message_bytes=1048576; lower --max_triangles_per_mesh or raise --max_message_bytes");
+
+  // At the limit: a geodesic sphere of 20·31² = 19220 triangles and 9612 vertices (float64)
+  // uploads through a server whose message limit is just what the rule asks for.
+  options.limits.max_triangles_per_mesh = 19220;
+  options.limits.max_message_bytes = server::LargestMeshUploadBytes(19220);
+  auto tight = server::TaxelServer::Start(options);
+  ASSERT_TRUE(tight.ok()) << tight.status();
+  auto client = Client::Connect((*tight)->target());
+  ASSERT_TRUE(client.ok());
+  const geometry::MeshData sphere = geometry::GeodesicSphere(0.05, 31);
+  ASSERT_EQ(sphere.triangles.size(), 19220u);
+  auto up = (*client)->UploadMesh(FlatVertices(sphere), FlatTriangles(sphere));
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(up->num_triangles(), 19220);
+  EXPECT_TRUE(up->watertight());
+}
+
 TEST_F(ServiceErrorsTest, OversizeMessagesAreRefusedByTheTransport) {
   server::ServerOptions options = TestServerOptions();
   options.limits.max_message_bytes = 1 << 20;
+  options.limits.max_triangles_per_mesh = 20000;  // a mesh at the limit fits in 1 MiB (480 kB)
   auto small = server::TaxelServer::Start(options);
   ASSERT_TRUE(small.ok()) << small.status();
   auto client = Client::Connect((*small)->target());  // the client allows 64 MiB
@@ -253,6 +283,7 @@ TEST_F(ServiceErrorsTest, OversizeMessagesAreRefusedByTheTransport) {
 TEST_F(ServiceErrorsTest, ResponsesOverTheMessageLimitAreRefusedBeforeStepping) {
   server::ServerOptions options = TestServerOptions();
   options.limits.max_message_bytes = 1 << 20;
+  options.limits.max_triangles_per_mesh = 20000;  // a mesh at the limit fits in 1 MiB (480 kB)
   auto small = server::TaxelServer::Start(options);
   ASSERT_TRUE(small.ok()) << small.status();
   auto client = Client::Connect((*small)->target());

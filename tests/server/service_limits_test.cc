@@ -4,6 +4,7 @@
 // that asked for it, before anything is allocated or any state changes; what is accepted is
 // counted in memory_bytes. One test per allocation, each checking the refusal and the unchanged
 // state (step count, memory_bytes, scene list).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -40,6 +41,8 @@ class ServiceLimitsTest : public ServerTest {
     if (eval_threads > 0) o.eval_threads = eval_threads;
     o.limits.max_memory_bytes = max_memory_bytes;
     o.limits.max_message_bytes = max_message_bytes;
+    // A mesh at the triangle limit must fit in one message (server::ValidateMeshLimits).
+    o.limits.max_triangles_per_mesh = std::min<int64_t>(o.limits.max_triangles_per_mesh, (max_message_bytes - 512) / 24);
     StartServer(o);
   }
 
@@ -201,6 +204,31 @@ TEST_F(ServiceLimitsTest, SensorHistoryIsRefusedBeforeAllocation) {
   auto scene = client_->GetScene("grasp");
   ASSERT_TRUE(scene.ok());
   EXPECT_EQ(scene->sensors_size(), 3);
+}
+
+// A history read returns `history` samples of each env: its size is checked as such. 4 envs of
+// "kin" (25 probes, force + torque, 8 samples kept), 12 KiB messages, sparse (the C++ client's
+// default: a mask bit per element). history 8 = 32 env-samples: the estimate is
+// 1024 + 5·32 + 128 + 2·(64 + 32·25·3·4 + 32·25·3/8) = 21,240 bytes (the real 8·4·25·6·4 =
+// 19,200 bytes of samples would not fit either): refused, naming read and the flag. history 2:
+// 8 env-samples, about 5.6 kB: answered.
+TEST_F(ServiceLimitsTest, AHistoryReadIsCountedBySamples) {
+  Start(0, 12 * 1024);
+  v1::SceneSpec spec = ToWire(GraspSpec("grasp", kEnvs, SphereShape(kBallR)));
+  spec.mutable_sensors(0)->mutable_imperfections()->set_history_length(8);
+  ASSERT_TRUE(client_->CreateScene(spec).ok());
+  ASSERT_TRUE(client_->Step(MakeStep("grasp", kEnvs, RestingPoses(kEnvs))).ok());
+  v1::ReadSensorsRequest read;
+  read.set_scene("grasp");
+  read.mutable_read()->add_sensors("kin");
+  read.set_history(8);
+  auto refused = client_->ReadSensors(read);
+  ExpectExhausted(refused.status(), "read", "the readings of 32 envs take about 21240 bytes");
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--max_message_bytes"));
+  read.set_history(2);
+  auto answered = client_->ReadSensors(read);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_THAT(answered->readings(0).channels().at("force").shape(), ::testing::ElementsAre(kEnvs, 2, 5, 5, 3));
 }
 
 // A hand of 8 box links over a ball, with a REPORTED matrix of every robot link against every

@@ -1,5 +1,6 @@
 #include "taxel/client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/nonzero_mask.h"
+#include "taxel/split.h"
 
 namespace taxel {
 
@@ -142,12 +144,83 @@ absl::StatusOr<Response> Client::ReadingsCall(const Request& request, Method met
   return response;
 }
 
+int Client::KnownPartSize(const std::string& scene) {
+  std::lock_guard<std::mutex> lock(split_mu_);
+  auto it = part_sizes_.find(scene);
+  return it == part_sizes_.end() ? 0 : it->second;
+}
+
+int64_t Client::MessageLimit() {
+  {
+    std::lock_guard<std::mutex> lock(split_mu_);
+    if (server_limit_ > 0) return std::min(server_limit_, options_.max_message_bytes);
+  }
+  auto info = GetServerInfo();
+  const int64_t server = info.ok() && info->limits().max_message_bytes() > 0 ? info->limits().max_message_bytes()
+                                                                             : options_.max_message_bytes;
+  std::lock_guard<std::mutex> lock(split_mu_);
+  server_limit_ = server;
+  return std::min(server_limit_, options_.max_message_bytes);
+}
+
+template <typename Request, typename Response, typename Method>
+absl::StatusOr<Response> Client::SplitCall(
+    const Request& request, Method method, int history, int64_t request_bytes,
+    const std::function<absl::StatusOr<Request>(const std::vector<int32_t>&, int, int)>& part_of) {
+  int size = KnownPartSize(request.scene());
+  absl::Status refusal;
+  if (size == 0) {
+    absl::StatusOr<Response> whole = ReadingsCall<Request, Response>(request, method);
+    if (whole.ok() || !internal::TooLarge(whole.status())) return whole;
+    refusal = whole.status();
+  }
+  absl::StatusOr<v1::SceneInfo> info = GetScene(request.scene());
+  if (!info.ok()) return info.status();
+  const std::vector<int32_t> envs = internal::CallEnvs(request.env_ids(), info->num_envs());
+  const int n = static_cast<int>(envs.size());
+  if (n <= 1 && !refusal.ok()) return refusal;
+  if (size == 0) {
+    v1::ReadSpec read = request.read();
+    if (options_.sparse_readings && !read.none()) read.set_sparse(true);
+    int64_t per_env = 0, fixed = 0;
+    internal::ReadingBytes(*info, read, history, &per_env, &fixed);
+    per_env = std::max(per_env, request_bytes / std::max(1, n) + 5);
+    size = std::min(internal::EnvsPerPart(MessageLimit(), per_env, fixed, n), std::max(1, n / 2));
+  }
+  absl::StatusOr<Response> joined = internal::InParts<Response>(n, &size, [&](int start, int count) {
+    absl::StatusOr<Request> part = part_of(envs, start, count);
+    if (!part.ok()) return absl::StatusOr<Response>(part.status());
+    absl::StatusOr<Response> r = ReadingsCall<Request, Response>(*part, method);
+    if (r.ok()) {
+      if (absl::Status e = ExpandReadings(r->mutable_readings()); !e.ok()) return absl::StatusOr<Response>(e);
+    }
+    return r;
+  });
+  if (joined.ok()) {
+    std::lock_guard<std::mutex> lock(split_mu_);
+    part_sizes_[request.scene()] = size;
+  }
+  return joined;
+}
+
 absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
-  return ReadingsCall<v1::StepRequest, v1::StepResponse>(request, &v1::Taxel::Stub::Step);
+  const int64_t bytes = static_cast<int64_t>(request.poses().data().size() + request.twists().data().size() +
+                                             request.contacts().ByteSizeLong());
+  return SplitCall<v1::StepRequest, v1::StepResponse>(
+      request, &v1::Taxel::Stub::Step, 0, bytes,
+      [&request](const std::vector<int32_t>& envs, int start, int count) {
+        return internal::StepPart(request, envs, start, count);
+      });
 }
 
 absl::StatusOr<v1::ReadSensorsResponse> Client::ReadSensors(const v1::ReadSensorsRequest& request) {
-  return ReadingsCall<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(request, &v1::Taxel::Stub::ReadSensors);
+  return SplitCall<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(
+      request, &v1::Taxel::Stub::ReadSensors, request.history(), 0,
+      [&request](const std::vector<int32_t>& envs, int start, int count) -> absl::StatusOr<v1::ReadSensorsRequest> {
+        v1::ReadSensorsRequest part = request;
+        part.mutable_env_ids()->Assign(envs.begin() + start, envs.begin() + start + count);
+        return part;
+      });
 }
 
 absl::Status Client::ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids) {
@@ -168,11 +241,17 @@ absl::StatusOr<v1::GetContactMatrixResponse> Client::GetContactMatrix(const v1::
 
 std::unique_ptr<StepStream> Client::OpenStepStream() {
   std::unique_ptr<StepStream> s(new StepStream());
-  s->context_ = std::make_unique<grpc::ClientContext>();
-  Prepare(s->context_.get(), /*deadline=*/false);
+  s->client_ = this;
   s->sparse_readings_ = options_.sparse_readings;
-  s->stream_ = stub_->StepStream(s->context_.get());
+  s->Open();
   return s;
+}
+
+void StepStream::Open() {
+  context_ = std::make_unique<grpc::ClientContext>();
+  client_->Prepare(context_.get(), /*deadline=*/false);
+  stream_ = client_->stub_->StepStream(context_.get());
+  closed_ = false;
 }
 
 StepStream::~StepStream() {
@@ -182,8 +261,23 @@ StepStream::~StepStream() {
   }
 }
 
+// A step over the message limit (refused as too large, or of a scene known to need parts) goes as
+// unary parts through the client (taxel/split.h); the stream, which the server ended on the
+// refusal, is reopened for the next steps.
 absl::StatusOr<v1::StepResponse> StepStream::Step(v1::StepRequest request) {
   if (closed_) return absl::FailedPreconditionError("stream: already closed");
+  if (client_->KnownPartSize(request.scene()) == 0) {
+    absl::StatusOr<v1::StepResponse> r = StepOnce(request);
+    if (r.ok() || !internal::TooLarge(r.status())) return r;
+    Open();
+  }
+  request.set_sequence(next_sequence_++);
+  absl::StatusOr<v1::StepResponse> r = client_->Step(request);
+  if (r.ok()) r->set_sequence(request.sequence());
+  return r;
+}
+
+absl::StatusOr<v1::StepResponse> StepStream::StepOnce(v1::StepRequest request) {
   request.set_sequence(next_sequence_++);
   if (sparse_readings_ && !request.read().none()) request.mutable_read()->set_sparse(true);
   v1::StepResponse response;

@@ -9,7 +9,10 @@
 #define TAXEL_CLIENT_CPP_TAXEL_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,23 +60,38 @@ class Client {
   absl::Status DeleteScene(const std::string& scene);
   absl::StatusOr<v1::SensorInfo> AddSensor(const std::string& scene, const v1::SensorSpec& sensor);
   absl::Status RemoveSensor(const std::string& scene, const std::string& sensor_name);
+  /// A step or read whose request or readings exceed the message limit is sent as parts over env
+  /// ranges and the responses joined, transparently (taxel/split.h): one logical step.
   absl::StatusOr<v1::StepResponse> Step(const v1::StepRequest& request);
   absl::StatusOr<v1::ReadSensorsResponse> ReadSensors(const v1::ReadSensorsRequest& request);
   absl::Status ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids = {});
   absl::StatusOr<v1::GetContactMatrixResponse> GetContactMatrix(const v1::GetContactMatrixRequest& request);
 
-  /// Opens a StepStream (no deadline: a stream lives as long as the simulation).
+  /// Opens a StepStream (no deadline: a stream lives as long as the simulation). The client must
+  /// outlive it.
   std::unique_ptr<StepStream> OpenStepStream();
 
   v1::Taxel::Stub& stub() { return *stub_; }
   const Options& options() const { return options_; }
 
  private:
+  friend class StepStream;
   explicit Client(Options options) : options_(std::move(options)) {}
   void Prepare(grpc::ClientContext* ctx, bool deadline = true) const;
   template <typename Request, typename Response, typename Method>
   absl::StatusOr<Response> ReadingsCall(const Request& request, Method method);
+  // Sends `request` whole, or in parts (taxel/split.h) when it is refused as too large or the
+  // scene is known to need parts; `part_of(envs, start, count)` makes a part's request.
+  template <typename Request, typename Response, typename Method>
+  absl::StatusOr<Response> SplitCall(
+      const Request& request, Method method, int history, int64_t request_bytes,
+      const std::function<absl::StatusOr<Request>(const std::vector<int32_t>&, int, int)>& part_of);
+  int KnownPartSize(const std::string& scene);  // 0: the scene's calls have fitted so far
+  int64_t MessageLimit();                       // min(Options::max_message_bytes, the server's)
   Options options_;
+  std::mutex split_mu_;
+  std::map<std::string, int> part_sizes_;  // under split_mu_: envs per part of a scene's calls
+  int64_t server_limit_ = 0;               // under split_mu_: 0 until asked
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Taxel::Stub> stub_;
 };
@@ -90,6 +108,9 @@ class StepStream {
  private:
   friend class Client;
   StepStream() = default;
+  absl::StatusOr<v1::StepResponse> StepOnce(v1::StepRequest request);
+  void Open();
+  Client* client_ = nullptr;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::StepRequest, v1::StepResponse>> stream_;
   uint64_t next_sequence_ = 1;

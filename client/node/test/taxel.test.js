@@ -88,6 +88,25 @@ describe('tensor helpers', () => {
     assert.deepEqual(Array.from(toTypedArray({ dtype: 'FLOAT32', shape: [4], data, nonzero_mask: Buffer.alloc(0) })), [1.5, -2, 3, 4]);
   });
 
+  test('the sparse form of FLOAT64, BOOL and unaligned data, bit for bit', () => {
+    // 10 elements, stored 0, 4 and 9: mask byte 0 = 1 + 16 = 0x11, byte 1 = 0x02.
+    const mask = Buffer.from([0x11, 0x02]);
+    const f64 = Buffer.from(new Float64Array([-0.5, 1e300, Math.PI]).buffer);
+    assert.deepEqual(Array.from(toTypedArray({ dtype: 'FLOAT64', shape: [10], data: f64, nonzero_mask: mask })),
+      [-0.5, 0, 0, 0, 1e300, 0, 0, 0, 0, Math.PI]);
+    assert.deepEqual(Array.from(toTypedArray({ dtype: 'BOOL', shape: [2, 5], data: Buffer.from([1, 1, 1]), nonzero_mask: mask })),
+      [1, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+    // FLOAT32 values at byte offset 1 (unaligned), one a NaN with a payload (0x7fc00001): kept as is.
+    const raw = Buffer.alloc(13);
+    raw.writeFloatLE(2.5, 1); raw.writeUInt32LE(0x7fc00001, 5); raw.writeFloatLE(-7, 9);
+    const out = toTypedArray({ dtype: 'FLOAT32', shape: [10], data: raw.subarray(1), nonzero_mask: mask });
+    const bits = new Uint32Array(out.buffer, out.byteOffset, 10);
+    assert.equal(out[0], 2.5);
+    assert.equal(bits[4], 0x7fc00001);
+    assert.equal(out[9], -7);
+    assert.deepEqual([1, 2, 3, 5, 6, 7, 8].map((i) => bits[i]), [0, 0, 0, 0, 0, 0, 0]);
+  });
+
   test('aligned bytes: a zero-copy view of the received Buffer', () => {
     const backing = Buffer.alloc(64);
     for (const [dtype, Type, offset] of [['FLOAT32', Float32Array, 8], ['INT32', Int32Array, 4],

@@ -19,13 +19,13 @@ from typing import Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from taxel import split
-from taxel._pb import scene_pb2, service_pb2
+from taxel._pb import scene_pb2
 from taxel._types import ArrayLike, EnvIds, QuatOrder
 from taxel.client import Client
 from taxel.contact import ContactsLike, ReportedContacts, _indices
 from taxel.errors import InvalidArgumentError, OutOfRangeError, field_error
 from taxel.info import SceneInfo, SensorInfo
-from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, StepTiming
+from taxel.results import ContactMatrix, StepResult
 from taxel.scene import ReadArg, Scene, StepStream, _env_list
 from taxel.sensors import Sensor
 from taxel.spec import SceneSpec
@@ -114,16 +114,7 @@ def _merge_results(results: List[StepResult], route: _Route, ranges, step: int,
     positions = [p for _, p, _ in route.parts]
     env_ids = _merge([r.env_ids + ranges[i][0] for r, (i, _, _) in zip(results, route.parts)], positions,
                      route.total).astype(np.int32)
-    sensors = {}
-    for name, first in results[0].sensors.items():
-        branches = {}
-        for branch in ("measured", "ground_truth"):
-            if getattr(first, branch) is None:
-                continue
-            channels = {ch: _merge([getattr(r[name], branch)[ch] for r in results], positions, route.total)
-                        for ch in getattr(first, branch)}
-            branches[branch] = Readings(branch, channels)
-        sensors[name] = SensorResult(name, first.sensor_id, branches.get("measured"), branches.get("ground_truth"))
+    sensors = split.join_sensors(results, lambda parts: _merge(parts, positions, route.total))
     timing = None
     if results[0].timing is not None:  # the slowest shard's
         timing = max((r.timing for r in results), key=lambda t: t.total_us)

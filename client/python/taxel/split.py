@@ -15,7 +15,7 @@ Cost: K round trips instead of one, each evaluating only its envs (the total wor
 and one copy of the parts into the joined arrays.
 """
 import math
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
@@ -105,19 +105,26 @@ def _cat(parts: Sequence[np.ndarray]) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def join(results: List[StepResult]) -> StepResult:
-    """One StepResult of parts over consecutive env ranges: arrays concatenated along the env
-    axis, the last part's step, the phases' times summed."""
-    last = results[-1]
+def join_sensors(results: Sequence[StepResult], merge: Callable[[list], np.ndarray]) -> dict:
+    """The sensors of `results` with every channel's arrays merged by `merge` (a list of the
+    parts' arrays -> one array)."""
     sensors = {}
     for name, first in results[0].sensors.items():
         branches = {}
         for branch in ("measured", "ground_truth"):
             if getattr(first, branch) is None:
                 continue
-            channels = {ch: _cat([getattr(r[name], branch)[ch] for r in results]) for ch in getattr(first, branch)}
+            channels = {ch: merge([getattr(r[name], branch)[ch] for r in results]) for ch in getattr(first, branch)}
             branches[branch] = Readings(branch, channels)
         sensors[name] = SensorResult(name, first.sensor_id, branches.get("measured"), branches.get("ground_truth"))
+    return sensors
+
+
+def join(results: List[StepResult]) -> StepResult:
+    """One StepResult of parts over consecutive env ranges: arrays concatenated along the env
+    axis, the last part's step, the phases' times summed."""
+    last = results[-1]
+    sensors = join_sensors(results, _cat)
     timing = None
     if last.timing is not None:
         timing = StepTiming(*(sum(getattr(r.timing, f) for r in results)
