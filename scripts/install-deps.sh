@@ -22,6 +22,8 @@ PACKAGES=(
   # deploy/ tests: promtool and a real Prometheus; node for the offline manifest validation
   # (deploy/validate); PyYAML for the PrometheusRule generator and the bad-manifest cases
   prometheus nodejs python3-yaml
+  # the live viewer's browser test: headless Chromium and Pillow for its screenshot's pixels
+  chromium python3-pil
 )
 # npm: Debian's package, unless a node that ships its own npm is installed (NodeSource's nodejs
 # provides npm and conflicts with Debian's).

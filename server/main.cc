@@ -25,6 +25,9 @@ static const taxel::server::ServerOptions kDefaults;
 ABSL_FLAG(std::string, address, kDefaults.address, "gRPC address: host:port, or unix:/path/to.sock");
 ABSL_FLAG(std::string, metrics_address, kDefaults.metrics_address,
           "Prometheus /metrics address (host:port); empty disables");
+ABSL_FLAG(std::string, ui_address, kDefaults.ui_address,
+          "live viewer (web page and JSON API, plain HTTP) address, host:port; empty disables. With "
+          "--auth_tokens_file every request needs the token. Bind it to 127.0.0.1 or put it behind a TLS proxy");
 ABSL_FLAG(int, threads, kDefaults.eval_threads, "sensor evaluation threads (0 = all cores)");
 ABSL_FLAG(int, request_threads, kDefaults.request_threads, "request handler threads (0 = max(2, threads))");
 ABSL_FLAG(int, max_queue, static_cast<int>(kDefaults.max_queue),
@@ -72,6 +75,7 @@ int Run() {
   ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.ui_address = absl::GetFlag(FLAGS_ui_address);
   options.eval_threads = absl::GetFlag(FLAGS_threads);
   options.request_threads = absl::GetFlag(FLAGS_request_threads);
   options.max_queue = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queue)));

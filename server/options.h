@@ -28,6 +28,9 @@ struct ServerOptions {
   std::string address = "127.0.0.1:50051";
   /// Prometheus /metrics address ("host:port"); empty disables the endpoint.
   std::string metrics_address = "127.0.0.1:9464";
+  /// Live viewer address ("host:port", IPv4 or localhost; port 0 picks one): the page and its JSON
+  /// API over plain HTTP (server/viewer.h). Empty (the default) disables it.
+  std::string ui_address;
   int eval_threads = 0;     ///< sensor evaluation threads; 0 = hardware concurrency
   int request_threads = 0;  ///< request handler threads; 0 = max(2, eval_threads)
   size_t max_queue = 1024;  ///< requests waiting for a handler thread

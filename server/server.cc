@@ -127,6 +127,15 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
       options.request_threads, options.max_queue,
       [metrics = s->metrics_.get()](size_t depth) { metrics->SetExecutorQueueDepth(static_cast<int64_t>(depth)); });
   const bool auth = !tokens.empty();
+  if (!options.ui_address.empty()) {
+    // Its own threads: a slow or hostile viewer client never takes a gRPC handler.
+    s->viewer_ = std::make_unique<Viewer>(s->registry_.get(), tokens);
+    auto ui = HttpServer::Start(
+        options.ui_address, [viewer = s->viewer_.get()](const HttpRequest& r) { return viewer->Handle(r); }, {},
+        "ui_address");
+    if (!ui.ok()) return ui.status();
+    s->ui_ = *std::move(ui);
+  }
   TaxelService::Deps deps{&s->options_,       s->meshes_.get(),    s->registry_.get(), s->metrics_.get(),
                           s->executor_.get(), s->eval_pool_.get(), std::move(tokens)};
   s->service_ = std::make_unique<TaxelService>(std::move(deps));
@@ -157,6 +166,7 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
       {{"address", options.address},
        {"port", std::to_string(s->port_)},
        {"metrics_port", std::to_string(s->metrics_port_)},
+       {"ui_port", std::to_string(s->ui_port())},
        {"eval_threads", std::to_string(options.eval_threads)},
        {"request_threads", std::to_string(options.request_threads)},
        {"tls", tls.cert_file.empty() ? "off" : "on"},
@@ -185,6 +195,7 @@ void TaxelServer::Drain() {
 void TaxelServer::Shutdown(double grace_seconds) {
   if (shut_down_) return;
   shut_down_ = true;
+  if (ui_) ui_->Stop();  // the viewer's connections end first (each bounded by its timeouts)
   Drain();
   const auto deadline = std::chrono::system_clock::now() +
                         std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, grace_seconds) * 1e6));

@@ -11,12 +11,14 @@
 #include "core/common/executor.h"
 #include "core/geometry/mesh_store.h"
 #include "grpcpp/server.h"
+#include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/request_executor.h"
 #include "server/scene_registry.h"
 #include "server/service.h"
 #include "server/thread_pool.h"
+#include "server/viewer.h"
 
 namespace taxel::server {
 
@@ -51,6 +53,8 @@ class TaxelServer {
   /// The TCP port bound (for "host:0"), 0 for a unix socket.
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
+  /// The live viewer's TCP port (ServerOptions::ui_address), 0 when it is off.
+  int ui_port() const { return ui_ ? ui_->port() : 0; }
   /// A client target for this server ("127.0.0.1:<port>" or the unix address).
   std::string target() const;
   /// Requests waiting for a request thread now (what taxel_executor_queue_depth reports).
@@ -73,6 +77,9 @@ class TaxelServer {
   std::unique_ptr<RequestExecutor> executor_;
   std::unique_ptr<TaxelService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // The viewer reads registry_: declared after it, so destroyed (stopped) before it.
+  std::unique_ptr<Viewer> viewer_;
+  std::unique_ptr<HttpServer> ui_;
   int port_ = 0, metrics_port_ = 0;
   bool shut_down_ = false;
 };
