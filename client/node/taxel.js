@@ -161,7 +161,13 @@ function toTaxelError(err) {
       // Malformed details: keep the code and message.
     }
   }
-  const e = new TaxelError(err.code, err.details ?? err.message, fieldViolations, err.metadata);
+  let message = err.details ?? err.message;
+  // The transport's refusal of a message over a size limit names no flag: say which ones set it.
+  if (err.code === grpc.status.RESOURCE_EXHAUSTED && /message larger than max/.test(message)) {
+    message += "; the limits are the server's --max_message_bytes and the client's grpc.max_*_message_length "
+      + '(steps and reads are split by envs on their own; a mesh must fit in one message)';
+  }
+  const e = new TaxelError(err.code, message, fieldViolations, err.metadata);
   e.cause = err;
   return e;
 }

@@ -115,6 +115,19 @@ def test_a_request_over_the_servers_limit_is_split(fresh_server_1mib):
         np.testing.assert_allclose(r["d"].depth[:, 0], 0.002 - 0.001 * k, atol=1e-7)
 
 
+def test_a_mesh_over_the_limit_names_the_flags(fresh_server_1mib):
+    """An upload of 1.2 MB (50,000 triangles, 25,000 float64 vertices) to a 1 MiB server is
+    refused by gRPC itself; the error says which limits to raise."""
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(25000, 3))
+    t = rng.integers(0, 25000, size=(50000, 3)).astype(np.int32)
+    with taxel.Client(fresh_server_1mib.target, timeout=60) as c:
+        with pytest.raises(taxel.ResourceExhaustedError) as e:
+            c.upload_mesh(v, t)
+    assert "larger than max" in e.value.message
+    assert "the server's --max_message_bytes and the client's max_message_bytes" in e.value.message
+
+
 @pytest.fixture
 def fresh_server_1mib():
     s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576", "--max_triangles_per_mesh=20000"]).start()

@@ -272,6 +272,10 @@ TEST_F(ServiceErrorsTest, OversizeMessagesAreRefusedByTheTransport) {
   huge.mutable_poses()->mutable_data()->append(2 << 20, '\0');  // 2 MiB more than the poses need
   auto refused = (*client)->Step(huge);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  // gRPC's own refusal, with the flags that set the limits (taxel::FromGrpc).
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("larger than max (1048"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("the server's --max_message_bytes"));
   EXPECT_EQ((*client)->GetScene("grasp")->step(), 1);
   auto next = (*client)->Step(Good());
   ASSERT_TRUE(next.ok()) << next.status();

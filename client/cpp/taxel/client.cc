@@ -14,7 +14,14 @@ namespace taxel {
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  std::string message = status.error_message();
+  // The transport's refusal of a message over a size limit names no flag: say which ones set it.
+  if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+      message.find("message larger than max") != std::string::npos) {
+    message += "; the limits are the server's --max_message_bytes and Client::Options::max_message_bytes (steps "
+               "and reads are split by envs on their own; a mesh must fit in one message)";
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
 }
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(Options options) {

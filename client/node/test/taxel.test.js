@@ -7,7 +7,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { TaxelClient, TaxelError, tensor, toTypedArray, fromTensor, decodeStatusDetails, status } = require('..');
+const { TaxelClient, TaxelError, toTaxelError, tensor, toTypedArray, fromTensor, decodeStatusDetails, status } = require('..');
 
 const { SERVER, startServer, stopServer } = require('./servers');
 
@@ -60,6 +60,16 @@ function assertAllClose(actual, expected, tol, what) {
     assert.ok(Math.abs(actual[i] - expected[i]) <= tol, `${what}[${i}]: ${actual[i]} != ${expected[i]}`);
   }
 }
+
+describe('errors', () => {
+  test("gRPC's own size refusal names the flags that set the limits", () => {
+    const e = toTaxelError({ code: status.RESOURCE_EXHAUSTED, details: 'Received message larger than max (5 vs. 4)' });
+    assert.equal(e.codeName, 'RESOURCE_EXHAUSTED');
+    assert.match(e.message, /larger than max \(5 vs\. 4\); the limits are the server's --max_message_bytes/);
+    const other = toTaxelError({ code: status.RESOURCE_EXHAUSTED, details: 'read: too big' });
+    assert.doesNotMatch(other.message, /--max_message_bytes/);
+  });
+});
 
 describe('tensor helpers', () => {
   test('tensor() wraps a TypedArray without copying, little-endian', () => {

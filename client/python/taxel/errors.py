@@ -150,10 +150,22 @@ def field_error(cls: type, field: str, description: str) -> TaxelError:
     return cls(f"{field}: {description}", field_violations=[FieldViolation(field, description)])
 
 
+# The transport's refusal of a message over a size limit names no flag: say which ones set it.
+SIZE_HINT = ("; the limits are the server's --max_message_bytes and the client's max_message_bytes "
+             "(steps and reads are split by envs on their own; a mesh must fit in one message)")
+
+
+def with_size_hint(code, message: str) -> str:
+    """`message` with SIZE_HINT when it is gRPC's own "message larger than max" refusal."""
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "message larger than max" in message and SIZE_HINT not in message:
+        return message + SIZE_HINT
+    return message
+
+
 def from_rpc_error(error: grpc.RpcError) -> TaxelError:
     """The `TaxelError` subclass for a failed gRPC call (a `grpc.RpcError` that is a `grpc.Call`)."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
-    message = (error.details() if hasattr(error, "details") else None) or str(error)
+    message = with_size_hint(code, (error.details() if hasattr(error, "details") else None) or str(error))
     trailers = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
     cls = _BY_CODE.get(code, TaxelError)
     violations, path = _status_details(trailers)
