@@ -37,7 +37,8 @@ ABSL_FLAG(int, max_scenes, kDefaults.limits.max_scenes, "scenes per server");
 ABSL_FLAG(int, max_envs_per_scene, kDefaults.limits.max_envs_per_scene, "envs per scene");
 ABSL_FLAG(int64_t, max_probes_per_scene, kDefaults.limits.max_probes_per_scene,
           "num_envs x probes over all sensors of a scene");
-ABSL_FLAG(int64_t, max_triangles_per_mesh, kDefaults.limits.max_triangles_per_mesh, "triangles per uploaded mesh");
+ABSL_FLAG(int64_t, max_triangles_per_mesh, kDefaults.limits.max_triangles_per_mesh, "triangles per uploaded mesh; 0 = the largest closed mesh that fits in --max_message_bytes, "
+          "at most 2000000");
 ABSL_FLAG(int64_t, max_memory_bytes, kDefaults.limits.max_memory_bytes,
           "bytes held by scenes and meshes, server-wide (0 = three quarters of the memory the process may use: the "
           "cgroup limit or the machine's)");

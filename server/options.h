@@ -7,15 +7,19 @@
 
 namespace taxel::server {
 
+/// The triangle limit a server with the default 64 MiB messages resolves to.
+inline constexpr int64_t kDefaultMaxTrianglesPerMesh = 2'000'000;
+
 struct Limits {
   int64_t max_message_bytes = 64LL << 20;  ///< largest request or response
   int32_t max_scenes = 256;                ///< per server
   int32_t max_scenes_per_tenant = 0;       ///< 0: only the server's limit
   int32_t max_envs_per_scene = 65536;
   int64_t max_probes_per_scene = 64LL << 20;  ///< num_envs × probes over all sensors
-  /// A closed mesh this large uploads in one message of max_message_bytes (the server refuses to
-  /// start otherwise): 2M triangles take 48 MB with float64 vertices.
-  int64_t max_triangles_per_mesh = 2'000'000;
+  /// A closed mesh this large must upload in one message of max_message_bytes (the server refuses
+  /// to start otherwise). 0: the largest that fits, at most kDefaultMaxTrianglesPerMesh, resolved
+  /// when the server starts (2M triangles take 48 MB with float64 vertices).
+  int64_t max_triangles_per_mesh = 0;
   /// Scenes + meshes + reservations in flight. 0: three quarters of the memory the process may
   /// use (cgroup limit or MemTotal), resolved when the server starts.
   int64_t max_memory_bytes = 0;

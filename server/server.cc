@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <condition_variable>
 #include <fstream>
@@ -56,6 +57,13 @@ int64_t LargestMeshUploadBytes(int64_t max_triangles) {
   return max_triangles * 12 + (max_triangles / 2 + 2) * 24 + 256;
 }
 
+int64_t ResolveMeshLimit(const Limits& limits) {
+  if (limits.max_triangles_per_mesh > 0) return limits.max_triangles_per_mesh;
+  // LargestMeshUploadBytes(T) = 24·T + 304 for even T: the largest even T within the message.
+  const int64_t fits = (limits.max_message_bytes - 304) / 24 / 2 * 2;
+  return std::clamp<int64_t>(fits, 1, kDefaultMaxTrianglesPerMesh);
+}
+
 absl::Status ValidateMeshLimits(const Limits& limits) {
   const int64_t need = LargestMeshUploadBytes(limits.max_triangles_per_mesh);
   if (need <= limits.max_message_bytes) return absl::OkStatus();
@@ -80,6 +88,7 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   if (options.request_threads <= 0) options.request_threads = std::max(2, options.eval_threads);
   if (options.replica_id.empty()) options.replica_id = HostName();
   if (absl::Status valid = ValidateReplicaId(options.replica_id); !valid.ok()) return valid;
+  options.limits.max_triangles_per_mesh = ResolveMeshLimit(options.limits);
   if (absl::Status valid = ValidateMeshLimits(options.limits); !valid.ok()) return valid;
   s->options_ = options;
 

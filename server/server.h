@@ -35,6 +35,9 @@ absl::Status ValidateReplicaId(const std::string& replica_id);
 /// Bytes of the UploadMesh request of a closed mesh with `max_triangles` triangles and float64
 /// vertices (T/2 + 2 of them): what one message must hold for a mesh at the triangle limit.
 int64_t LargestMeshUploadBytes(int64_t max_triangles);
+/// limits.max_triangles_per_mesh when set (> 0), else the largest closed mesh that fits in one
+/// message (LargestMeshUploadBytes <= max_message_bytes), at most kDefaultMaxTrianglesPerMesh.
+int64_t ResolveMeshLimit(const Limits& limits);
 /// INVALID_ARGUMENT naming --max_triangles_per_mesh when a mesh at that limit would not fit in
 /// one message of --max_message_bytes (TaxelServer::Start refuses such settings).
 absl::Status ValidateMeshLimits(const Limits& limits);

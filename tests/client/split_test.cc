@@ -76,7 +76,7 @@ class SplitTest : public ::testing::TestWithParam<bool> {
   void SetUp() override {
     server::ServerOptions o = TestServerOptions();
     o.limits.max_message_bytes = 1 << 20;
-    o.limits.max_triangles_per_mesh = 20000;
+    o.limits.max_triangles_per_mesh = 0;  // the largest mesh that fits in 1 MiB
     auto s = server::TaxelServer::Start(o);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = *std::move(s);

@@ -130,6 +130,6 @@ def test_a_mesh_over_the_limit_names_the_flags(fresh_server_1mib):
 
 @pytest.fixture
 def fresh_server_1mib():
-    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576", "--max_triangles_per_mesh=20000"]).start()
+    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576"]).start()
     yield s
     s.stop()

@@ -229,6 +229,13 @@ TEST_F(ServiceErrorsTest, BadMeshesAreRefused) {
 // naming both flags. 2M triangles (the default) need 2M·12 + (1M + 2)·24 + 256 = 48,000,304 bytes.
 TEST(MeshLimitsTest, AMeshAtTheTriangleLimitFitsInOneMessage) {
   EXPECT_EQ(server::LargestMeshUploadBytes(2'000'000), 48'000'304);
+  // 0 resolves to the largest closed mesh that fits, at most 2M: at 1 MiB, (1,048,576 − 304)/24
+  // = 43,678 triangles, whose upload takes exactly 1,048,576 bytes.
+  server::Limits derived;
+  EXPECT_EQ(server::ResolveMeshLimit(derived), 2'000'000);
+  derived.max_message_bytes = 1 << 20;
+  EXPECT_EQ(server::ResolveMeshLimit(derived), 43678);
+  EXPECT_EQ(server::LargestMeshUploadBytes(43678), 1 << 20);
   EXPECT_TRUE(server::ValidateMeshLimits(server::Limits{}).ok()) << "the defaults";
   server::ServerOptions options = TestServerOptions();
   options.limits.max_message_bytes = 1 << 20;  // 100000 triangles need 2,400,304 bytes
@@ -257,7 +264,7 @@ TEST(MeshLimitsTest, AMeshAtTheTriangleLimitFitsInOneMessage) {
 TEST_F(ServiceErrorsTest, OversizeMessagesAreRefusedByTheTransport) {
   server::ServerOptions options = TestServerOptions();
   options.limits.max_message_bytes = 1 << 20;
-  options.limits.max_triangles_per_mesh = 20000;  // a mesh at the limit fits in 1 MiB (480 kB)
+  options.limits.max_triangles_per_mesh = 0;  // the largest mesh that fits in 1 MiB
   auto small = server::TaxelServer::Start(options);
   ASSERT_TRUE(small.ok()) << small.status();
   auto client = Client::Connect((*small)->target());  // the client allows 64 MiB
@@ -287,7 +294,7 @@ TEST_F(ServiceErrorsTest, OversizeMessagesAreRefusedByTheTransport) {
 TEST_F(ServiceErrorsTest, ResponsesOverTheMessageLimitAreRefusedBeforeStepping) {
   server::ServerOptions options = TestServerOptions();
   options.limits.max_message_bytes = 1 << 20;
-  options.limits.max_triangles_per_mesh = 20000;  // a mesh at the limit fits in 1 MiB (480 kB)
+  options.limits.max_triangles_per_mesh = 0;  // the largest mesh that fits in 1 MiB
   auto small = server::TaxelServer::Start(options);
   ASSERT_TRUE(small.ok()) << small.status();
   auto client = Client::Connect((*small)->target());

@@ -221,7 +221,7 @@ describe('steps and reads over the message limit', { skip: SERVER ? false : 'TAX
   let log;
 
   before(async () => {
-    server = await startServer([`--max_message_bytes=${MIB}`, "--max_triangles_per_mesh=20000"]);
+    server = await startServer([`--max_message_bytes=${MIB}`]);
     const target = `127.0.0.1:${server.port}`;
     client = new TaxelClient(target, { timeoutMs: 30000 });
     twin = new TaxelClient(target, { timeoutMs: 30000, splitByEnvs: false });
@@ -455,7 +455,7 @@ describe('requests over the message limit', { skip: SERVER ? false : 'TAXEL_SERV
   };
 
   before(async () => {
-    server = await startServer([`--max_message_bytes=${MIB}`, "--max_triangles_per_mesh=20000"]);
+    server = await startServer([`--max_message_bytes=${MIB}`]);
     client = new TaxelClient(`127.0.0.1:${server.port}`, { timeoutMs: 30000 });
     twin = new TaxelClient(`127.0.0.1:${server.port}`, { timeoutMs: 30000, splitByEnvs: false });
     await client.createScene(spec('whole'));
