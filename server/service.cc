@@ -8,6 +8,7 @@
 #include "server/call_support.h"
 #include "server/grpc_status.h"
 #include "server/log.h"
+#include "server/tokens.h"
 
 namespace taxel::server {
 
@@ -23,13 +24,10 @@ grpc::Status TaxelService::Authenticate(grpc::CallbackServerContext* ctx, std::s
   if (it == md.end()) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: expected 'Bearer <token>' metadata");
   }
-  const std::string value(it->second.data(), it->second.size());
-  if (!absl::StartsWith(value, "Bearer ")) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: expected 'Bearer <token>'");
-  }
-  auto t = deps_.tokens.find(value.substr(7));
-  if (t == deps_.tokens.end()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "authorization: unknown token");
-  *tenant = t->second;
+  absl::StatusOr<std::string> t =
+      TenantOfBearer(deps_.tokens, absl::string_view(it->second.data(), it->second.size()));
+  if (!t.ok()) return ToGrpcStatus(t.status());
+  *tenant = *std::move(t);
   return grpc::Status::OK;
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "core/common/field_error.h"
 
@@ -36,6 +37,16 @@ absl::StatusOr<std::map<std::string, std::string>> ParseTokens(absl::string_view
                      "authentication."));
   }
   return tokens;
+}
+
+absl::StatusOr<std::string> TenantOfBearer(const std::map<std::string, std::string>& tokens,
+                                           absl::string_view authorization) {
+  if (!absl::ConsumePrefix(&authorization, "Bearer ")) {
+    return absl::UnauthenticatedError("authorization: expected 'Bearer <token>'");
+  }
+  auto t = tokens.find(std::string(authorization));
+  if (t == tokens.end()) return absl::UnauthenticatedError("authorization: unknown token");
+  return t->second;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ReadTokensFile(const std::string& path) {

@@ -16,6 +16,12 @@ namespace taxel::server {
 /// and for a file with no token at all (which would turn authentication off).
 absl::StatusOr<std::map<std::string, std::string>> ParseTokens(absl::string_view text, absl::string_view source);
 
+/// The tenant of an `authorization` value "Bearer <token>" (gRPC metadata, an HTTP header):
+/// UNAUTHENTICATED "authorization: expected 'Bearer <token>'" for another form, and
+/// "authorization: unknown token" for a token `tokens` does not hold. Never quotes the token.
+absl::StatusOr<std::string> TenantOfBearer(const std::map<std::string, std::string>& tokens,
+                                           absl::string_view authorization);
+
 /// ParseTokens on the file at `path` (INVALID_ARGUMENT when it cannot be read).
 absl::StatusOr<std::map<std::string, std::string>> ReadTokensFile(const std::string& path);
 

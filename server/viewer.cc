@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "core/common/field_error.h"
 #include "core/sensors/sensor.h"
+#include "server/codec.h"
+#include "server/tokens.h"
 
 namespace taxel::server {
 namespace {
@@ -82,25 +84,19 @@ struct FrameData {
 // One env's values of one channel: |v| per probe for vector channels, else the value.
 void CopyChannel(const sensors::Sensor& sensor, sensors::Branch branch, const ViewerChannel& c, int env,
                  std::vector<float>* out) {
-  const sensors::SensorOutputs& o = sensor.outputs(branch);
+  // The channel's array as a reading carries it (BOOL contact flags, FLOAT32 otherwise).
+  const ChannelArray a = ChannelOutput(sensor, branch, c.channel);
+  const char* env_data = a.data + static_cast<size_t>(env) * a.bytes_per_env;
   const size_t n = static_cast<size_t>(sensor.num_probes());
-  const size_t base = static_cast<size_t>(env) * n;
+  const int width = sensors::ChannelWidth(c.channel);
   out->resize(n);
-  const std::vector<float>* vec = c.channel == sensors::Channel::kForce          ? &o.force
-                                  : c.channel == sensors::Channel::kTorque       ? &o.torque
-                                  : c.channel == sensors::Channel::kDisplacement ? &o.displacement
-                                                                                 : nullptr;
   for (size_t k = 0; k < n; ++k) {
-    if (vec != nullptr) {
-      const float* v = vec->data() + 3 * (base + k);
-      (*out)[k] = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    } else if (c.channel == sensors::Channel::kContact) {
-      (*out)[k] = o.contact[base + k] != 0 ? 1.0f : 0.0f;
-    } else if (c.channel == sensors::Channel::kDepth) {
-      (*out)[k] = o.depth[base + k];
-    } else {
-      (*out)[k] = o.area[base + k];
+    if (a.dtype == v1::BOOL) {
+      (*out)[k] = env_data[k] != 0 ? 1.0f : 0.0f;
+      continue;
     }
+    const float* v = reinterpret_cast<const float*>(env_data) + width * k;
+    (*out)[k] = width == 3 ? std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) : v[0];
   }
 }
 
@@ -229,24 +225,22 @@ HttpResponse Viewer::Handle(const HttpRequest& request) const {
   // Authentication first, whatever the path: without a valid token nothing else is revealed.
   std::string tenant;
   if (!tokens_.empty()) {
-    std::string token;
+    // The header, or the page's ?token= sent the same way.
+    std::string authorization;
     if (auto h = request.headers.find("authorization"); h != request.headers.end()) {
-      if (!absl::StartsWith(h->second, "Bearer ")) {
-        return JsonError(401, "authorization", "authorization: expected 'Bearer <token>'");
-      }
-      token = h->second.substr(7);
+      authorization = h->second;
     } else {
       for (const auto& [name, value] : request.query) {
-        if (name == "token") token = value;
+        if (name == "token" && !value.empty()) authorization = "Bearer " + value;
       }
     }
-    if (token.empty()) {
+    if (authorization.empty()) {
       return JsonError(401, "authorization",
                        "this server needs a token: send 'Authorization: Bearer <token>' or open /?token=<token>");
     }
-    auto t = tokens_.find(token);
-    if (t == tokens_.end()) return JsonError(401, "authorization", "authorization: unknown token");
-    tenant = t->second;
+    absl::StatusOr<std::string> t = TenantOfBearer(tokens_, authorization);
+    if (!t.ok()) return JsonError(401, "authorization", std::string(t.status().message()));
+    tenant = *std::move(t);
   }
   if (request.path == "/" || request.path == "/index.html") {
     auto params = CheckQuery(request, {"token", "scene", "sensor", "env", "channel", "branch"});
