@@ -129,11 +129,15 @@ std::string SceneBundleToJson(const SceneBundle& bundle) {
 absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const std::string& source) {
   SceneBundle bundle;
   pb::Struct root;
-  if (!pb::util::JsonStringToMessage(json, &root).ok() || !root.fields().count("scene")) {
-    // Not a bundle: the whole text is a SceneSpec.
-    auto spec = SceneSpecFromJson(json);
-    if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": ", spec.status().message()));
-    bundle.scene = *std::move(spec);
+  if (!pb::util::JsonStringToMessage(json, &root).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", SceneSpecFromJson(json).status().message()));
+  }
+  if (!root.fields().count("scene")) {  // not a bundle: the whole document is a SceneSpec
+    pb::Value whole;
+    *whole.mutable_struct_value() = std::move(root);
+    if (absl::Status s = MessageFromJsonValue(&whole, &bundle.scene); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", s.message()));
+    }
     return bundle;
   }
   for (const auto& [key, unused] : root.fields()) {
@@ -141,11 +145,9 @@ absl::StatusOr<SceneBundle> ParseSceneBundleJson(const std::string& json, const 
       return Invalid(source, key, "unknown key (expected scene, meshes, geom_names)");
     }
   }
-  std::string scene_json;
-  (void)pb::util::MessageToJsonString(root.fields().at("scene"), &scene_json);  // a Value always prints
-  auto spec = SceneSpecFromJson(scene_json);
-  if (!spec.ok()) return Invalid(source, "scene", std::string(spec.status().message()));
-  bundle.scene = *std::move(spec);
+  if (absl::Status s = MessageFromJsonValue(&(*root.mutable_fields())["scene"], &bundle.scene); !s.ok()) {
+    return Invalid(source, "scene", std::string(s.message()));
+  }
   if (root.fields().count("meshes")) {
     const pb::Value& meshes = root.fields().at("meshes");
     if (meshes.kind_case() != pb::Value::kListValue) return Invalid(source, "meshes", "expected a list");

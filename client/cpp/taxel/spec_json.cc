@@ -147,9 +147,13 @@ absl::Status MessageFromJson(const std::string& json, google::protobuf::Message*
   if (auto s = google::protobuf::util::JsonStringToMessage(json, &tree); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("not valid JSON: ", s.message().as_string()));
   }
-  if (absl::Status s = Rewrite(&tree, ""); !s.ok()) return s;
+  return MessageFromJsonValue(&tree, message);
+}
+
+absl::Status MessageFromJsonValue(Value* tree, google::protobuf::Message* message) {
+  if (absl::Status s = Rewrite(tree, ""); !s.ok()) return s;
   std::string rewritten;
-  if (auto s = google::protobuf::util::MessageToJsonString(tree, &rewritten); !s.ok()) {
+  if (auto s = google::protobuf::util::MessageToJsonString(*tree, &rewritten); !s.ok()) {
     return absl::InternalError(s.message().as_string());
   }
   if (auto s = google::protobuf::util::JsonStringToMessage(rewritten, message); !s.ok()) {

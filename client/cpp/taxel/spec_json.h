@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/struct.pb.h"
 #include "taxel/v1/scene.pb.h"
 
 namespace taxel {
@@ -25,6 +26,10 @@ absl::StatusOr<v1::SceneSpec> SceneSpecFromJson(const std::string& json);
 
 /// As SceneSpecFromJson, for any message that holds Tensors (e.g. a StepRequest).
 absl::Status MessageFromJson(const std::string& json, google::protobuf::Message* message);
+
+/// As MessageFromJson, from JSON already parsed into a google.protobuf.Value (e.g. one member of
+/// a larger document); `tree` is rewritten in place.
+absl::Status MessageFromJsonValue(google::protobuf::Value* tree, google::protobuf::Message* message);
 
 }  // namespace taxel
 
