@@ -171,9 +171,7 @@ int64_t Client::MessageLimit() {
 }
 
 template <typename Request, typename Response, typename Method>
-absl::StatusOr<Response> Client::SplitCall(
-    const Request& request, Method method, int history, int64_t request_bytes,
-    const std::function<absl::StatusOr<Request>(const std::vector<int32_t>&, int, int)>& part_of) {
+absl::StatusOr<Response> Client::SplitCall(const Request& request, Method method) {
   int size = KnownPartSize(request.scene());
   absl::Status refusal;
   if (size == 0) {
@@ -190,12 +188,12 @@ absl::StatusOr<Response> Client::SplitCall(
     v1::ReadSpec read = request.read();
     if (options_.sparse_readings && !read.none()) read.set_sparse(true);
     int64_t per_env = 0, fixed = 0;
-    internal::ReadingBytes(*info, read, history, &per_env, &fixed);
-    per_env = std::max(per_env, request_bytes / std::max(1, n) + 5);
+    internal::ReadingBytes(*info, read, internal::HistoryOf(request), &per_env, &fixed);
+    per_env = std::max(per_env, internal::RequestBytes(request) / std::max(1, n) + 5);
     size = std::min(internal::EnvsPerPart(MessageLimit(), per_env, fixed, n), std::max(1, n / 2));
   }
   absl::StatusOr<Response> joined = internal::InParts<Response>(n, &size, [&](int start, int count) {
-    absl::StatusOr<Request> part = part_of(envs, start, count);
+    absl::StatusOr<Request> part = internal::Part(request, envs, start, count);
     if (!part.ok()) return absl::StatusOr<Response>(part.status());
     absl::StatusOr<Response> r = ReadingsCall<Request, Response>(*part, method);
     if (r.ok()) {
@@ -211,23 +209,11 @@ absl::StatusOr<Response> Client::SplitCall(
 }
 
 absl::StatusOr<v1::StepResponse> Client::Step(const v1::StepRequest& request) {
-  const int64_t bytes = static_cast<int64_t>(request.poses().data().size() + request.twists().data().size() +
-                                             request.contacts().ByteSizeLong());
-  return SplitCall<v1::StepRequest, v1::StepResponse>(
-      request, &v1::Taxel::Stub::Step, 0, bytes,
-      [&request](const std::vector<int32_t>& envs, int start, int count) {
-        return internal::StepPart(request, envs, start, count);
-      });
+  return SplitCall<v1::StepRequest, v1::StepResponse>(request, &v1::Taxel::Stub::Step);
 }
 
 absl::StatusOr<v1::ReadSensorsResponse> Client::ReadSensors(const v1::ReadSensorsRequest& request) {
-  return SplitCall<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(
-      request, &v1::Taxel::Stub::ReadSensors, request.history(), 0,
-      [&request](const std::vector<int32_t>& envs, int start, int count) -> absl::StatusOr<v1::ReadSensorsRequest> {
-        v1::ReadSensorsRequest part = request;
-        part.mutable_env_ids()->Assign(envs.begin() + start, envs.begin() + start + count);
-        return part;
-      });
+  return SplitCall<v1::ReadSensorsRequest, v1::ReadSensorsResponse>(request, &v1::Taxel::Stub::ReadSensors);
 }
 
 absl::Status Client::ResetEnvs(const std::string& scene, absl::Span<const int32_t> env_ids) {

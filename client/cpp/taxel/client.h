@@ -9,7 +9,6 @@
 #define TAXEL_CLIENT_CPP_TAXEL_CLIENT_H_
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,11 +80,9 @@ class Client {
   template <typename Request, typename Response, typename Method>
   absl::StatusOr<Response> ReadingsCall(const Request& request, Method method);
   // Sends `request` whole, or in parts (taxel/split.h) when it is refused as too large or the
-  // scene is known to need parts; `part_of(envs, start, count)` makes a part's request.
+  // scene is known to need parts.
   template <typename Request, typename Response, typename Method>
-  absl::StatusOr<Response> SplitCall(
-      const Request& request, Method method, int history, int64_t request_bytes,
-      const std::function<absl::StatusOr<Request>(const std::vector<int32_t>&, int, int)>& part_of);
+  absl::StatusOr<Response> SplitCall(const Request& request, Method method);
   int KnownPartSize(const std::string& scene);  // 0: the scene's calls have fitted so far
   int64_t MessageLimit();                       // min(Options::max_message_bytes, the server's)
   Options options_;

@@ -163,6 +163,13 @@ absl::StatusOr<v1::StepRequest> StepPart(const v1::StepRequest& whole, const std
   return part;
 }
 
+v1::ReadSensorsRequest ReadPart(const v1::ReadSensorsRequest& whole, const std::vector<int32_t>& envs, int start,
+                                int count) {
+  v1::ReadSensorsRequest part = whole;
+  part.mutable_env_ids()->Assign(envs.begin() + start, envs.begin() + start + count);
+  return part;
+}
+
 absl::Status AppendPart(v1::StepResponse part, bool first, v1::StepResponse* joined) {
   if (first) {
     *joined = std::move(part);

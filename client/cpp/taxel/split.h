@@ -44,6 +44,27 @@ std::vector<int32_t> CallEnvs(const google::protobuf::RepeatedField<int32_t>& en
 absl::StatusOr<v1::StepRequest> StepPart(const v1::StepRequest& whole, const std::vector<int32_t>& envs, int start,
                                          int count);
 
+/// A ReadSensors part: `whole` with the env ids [start, start + count) of `envs`.
+v1::ReadSensorsRequest ReadPart(const v1::ReadSensorsRequest& whole, const std::vector<int32_t>& envs, int start,
+                                int count);
+/// The part of either request, for the client's one split path.
+inline absl::StatusOr<v1::StepRequest> Part(const v1::StepRequest& whole, const std::vector<int32_t>& envs, int start,
+                                            int count) {
+  return StepPart(whole, envs, start, count);
+}
+inline absl::StatusOr<v1::ReadSensorsRequest> Part(const v1::ReadSensorsRequest& whole,
+                                                   const std::vector<int32_t>& envs, int start, int count) {
+  return ReadPart(whole, envs, start, count);
+}
+/// Bytes of a request's per-env rows (poses, twists, reported contacts; none for a read) and the
+/// samples per env its readings carry (a read's history, else 1).
+inline int64_t RequestBytes(const v1::StepRequest& r) {
+  return static_cast<int64_t>(r.poses().data().size() + r.twists().data().size() + r.contacts().ByteSizeLong());
+}
+inline int64_t RequestBytes(const v1::ReadSensorsRequest&) { return 0; }
+inline int HistoryOf(const v1::StepRequest&) { return 0; }
+inline int HistoryOf(const v1::ReadSensorsRequest& r) { return r.history(); }
+
 /// Appends a dense part's readings (and contact matrix) to `joined` along the env axis; the first
 /// part is moved in. step, sequence: the last part's; timing: the sum.
 absl::Status AppendPart(v1::StepResponse part, bool first, v1::StepResponse* joined);
