@@ -258,8 +258,9 @@ class Scene:
         envs = _env_list(env_ids)
         n = self.num_envs if envs is None else len(envs)
         links = len(self.moving_links)
-        per_request = split.request_bytes_per_env(links, as_numpy(poses), None if twists is None else as_numpy(twists),
-                                                  contacts, n)
+        # From the arrays' dtypes alone: no conversion (a GPU tensor is copied to the host once, when
+        # the request is encoded).
+        per_request = split.request_bytes_per_env(links, poses, twists, contacts, n)
         size = self._part_size(envs, read, per_request, ask_server=False)
         if size >= n:
             try:

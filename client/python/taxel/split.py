@@ -34,8 +34,9 @@ _FIXED = 1024       # scene name, sequence, step, timing, read spec
 
 
 def _itemsize(x) -> int:
-    a = np.asarray(x) if not hasattr(x, "dtype") else x
-    return 4 if a.dtype == np.float32 else 8
+    """Bytes per value of poses/twists on the wire, read from the dtype's name (numpy, torch, warp)
+    without converting the array: 4 for float32, else 8 (what encode_real sends)."""
+    return 4 if "float32" in str(getattr(x, "dtype", "")) else 8
 
 
 def reading_bytes(info: SceneInfo, read: "service_pb2.ReadSpec", history: int = 0) -> Tuple[int, int]:
