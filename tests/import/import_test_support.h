@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -132,32 +133,16 @@ inline constexpr char kTestArmUrdf[] = R"(<robot name="test_arm">
 </robot>
 )";
 
-// The cuboid [0, .06] × [0, .04] × [0, .02], faces counter-clockwise seen from outside.
-inline constexpr char kShellObj[] = R"(v 0 0 0
-v 0.06 0 0
-v 0.06 0.04 0
-v 0 0.04 0
-v 0 0 0.02
-v 0.06 0 0.02
-v 0.06 0.04 0.02
-v 0 0.04 0.02
-f 1 4 3
-f 1 3 2
-f 5 6 7
-f 5 7 8
-f 1 2 6
-f 1 6 5
-f 2 3 7
-f 2 7 6
-f 3 4 8
-f 3 8 7
-f 4 1 5
-f 4 5 8
-)";
+// The cuboid [0, .06] × [0, .04] × [0, .02], faces counter-clockwise seen from outside
+// (tests/data/shell_cuboid.obj, shared with tests/python/test_import.py).
+inline std::string ShellObj() {
+  std::ifstream in(TAXEL_TEST_DATA_DIR "/shell_cuboid.obj", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 /// Writes test_arm.urdf and its shell.obj; returns the URDF's path.
 inline std::string WriteTestArmUrdf() {
-  WriteTempFile("shell.obj", kShellObj);
+  WriteTempFile("shell.obj", ShellObj());
   return WriteTempFile("test_arm.urdf", kTestArmUrdf);
 }
 

@@ -97,7 +97,7 @@ TEST(ImportUrdf, LinksShapesAndFramesByHand) {
   const MeshArrays& mesh = imported->bundle.meshes[0].arrays;
   EXPECT_EQ(shell.mesh().mesh_id(), imported->bundle.meshes[0].mesh_id);
   const Eigen::Isometry3d X_WS = BodyPose(d.get(), mj_name2id(m.get(), mjOBJ_BODY, "shell")) * PoseOf(shell.pose());
-  auto file = ParseObj(kShellObj);
+  auto file = ParseObj(ShellObj());
   ASSERT_TRUE(file.ok());
   Eigen::Isometry3d X_expected = Eigen::Isometry3d::Identity();
   X_expected.translation() = Eigen::Vector3d(0.21, 0.02, 0.03);

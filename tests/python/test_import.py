@@ -2,6 +2,7 @@
 checked against the numbers of the files themselves and a reading worked out by hand."""
 import math
 import os
+import pathlib
 import subprocess
 
 import numpy as np
@@ -31,27 +32,7 @@ FOOT_XML = """<mujoco model="pad">
 """
 
 # A URDF: a fixed base box and a link "shell" carrying a cuboid mesh [0, .06] × [0, .04] × [0, .02].
-SHELL_OBJ = """v 0 0 0
-v 0.06 0 0
-v 0.06 0.04 0
-v 0 0.04 0
-v 0 0 0.02
-v 0.06 0 0.02
-v 0.06 0.04 0.02
-v 0 0.04 0.02
-f 1 4 3
-f 1 3 2
-f 5 6 7
-f 5 7 8
-f 1 2 6
-f 1 6 5
-f 2 3 7
-f 2 7 6
-f 3 4 8
-f 3 8 7
-f 4 1 5
-f 4 5 8
-"""
+SHELL_OBJ = (pathlib.Path(__file__).resolve().parent.parent / "data" / "shell_cuboid.obj").read_text()
 INERTIAL = '<inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
 SHELL_URDF = f"""<robot name="shelf">
   <link name="base">{INERTIAL}<collision><geometry><box size="0.2 0.1 0.1"/></geometry></collision></link>
