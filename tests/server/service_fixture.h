@@ -137,19 +137,21 @@ inline std::vector<double> MovingTwists(int num_envs, int s) {
 
 /// The server's own answer to one unary Step or ReadSensors: the raw stub, without the client's
 /// splitting of calls over the message limit (taxel/split.h), for tests of the server's refusals.
-inline absl::StatusOr<v1::StepResponse> UnsplitStep(Client& client, const v1::StepRequest& request) {
+template <typename Response, typename Request>
+absl::StatusOr<Response> Unsplit(
+    Client& client, grpc::Status (v1::Taxel::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& request) {
   grpc::ClientContext ctx;
-  v1::StepResponse response;
-  const grpc::Status s = client.stub().Step(&ctx, request, &response);
+  Response response;
+  const grpc::Status s = (client.stub().*method)(&ctx, request, &response);
   if (!s.ok()) return FromGrpc(s);
   return response;
 }
+inline absl::StatusOr<v1::StepResponse> UnsplitStep(Client& client, const v1::StepRequest& request) {
+  return Unsplit(client, &v1::Taxel::Stub::Step, request);
+}
 inline absl::StatusOr<v1::ReadSensorsResponse> UnsplitRead(Client& client, const v1::ReadSensorsRequest& request) {
-  grpc::ClientContext ctx;
-  v1::ReadSensorsResponse response;
-  const grpc::Status s = client.stub().ReadSensors(&ctx, request, &response);
-  if (!s.ok()) return FromGrpc(s);
-  return response;
+  return Unsplit(client, &v1::Taxel::Stub::ReadSensors, request);
 }
 
 inline v1::StepRequest MakeStep(const std::string& scene, int num_envs, const std::vector<double>& poses,
