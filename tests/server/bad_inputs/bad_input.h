@@ -180,6 +180,14 @@ inline v1::Tensor RawTensor(int dtype, std::vector<int64_t> shape, std::string d
 // ---- Setups ----
 
 /// Creates `spec` on the server (a setup step); fails the test if it cannot.
+/// Setup: uploads BallMesh() and keeps its id in ctx.mesh_id.
+inline void UploadBall(BadInputContext& ctx) {
+  const geometry::MeshData mesh = BallMesh();
+  auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+  ctx.mesh_id = uploaded->mesh_id();
+}
+
 inline void MustCreate(BadInputContext& ctx, const v1::SceneSpec& spec) {
   auto created = ctx.client->CreateScene(spec);
   ASSERT_TRUE(created.ok()) << "setup: " << spec.name() << ": " << created.status();

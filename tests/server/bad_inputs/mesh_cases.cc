@@ -128,10 +128,7 @@ std::vector<BadInput> DeleteMeshCases() {
                        }),
                        kPrecondition, "mesh_id", "is used by scene 'meshy'; delete the scene first")
                       .Setup([](BadInputContext& ctx) {
-                        const geometry::MeshData mesh = BallMesh();
-                        auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
-                        ASSERT_TRUE(uploaded.ok()) << uploaded.status();
-                        ctx.mesh_id = uploaded->mesh_id();
+                        UploadBall(ctx);
                         MustCreate(ctx, ToWire(GraspSpec("meshy", 1, MeshShape(ctx.mesh_id))));
                       }));
   return cases;

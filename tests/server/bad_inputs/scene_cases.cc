@@ -301,10 +301,7 @@ std::vector<BadInput> SceneCases() {
                        }),
                        kNotFound, "spec.sensors[2].link", "unknown link 'hand/nope'")
                       .Setup([](BadInputContext& ctx) {
-                        const geometry::MeshData mesh = BallMesh();
-                        auto uploaded = ctx.client->UploadMesh(FlatVertices(mesh), FlatTriangles(mesh));
-                        ASSERT_TRUE(uploaded.ok()) << uploaded.status();
-                        ctx.mesh_id = uploaded->mesh_id();
+                        UploadBall(ctx);
                       }));
 
   // The test server holds at most 16 scenes: 3 reference scenes + 13 more fill it.
