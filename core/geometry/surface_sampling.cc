@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <queue>
+#include <utility>
 
 #include "core/common/rng.h"
+#include "core/geometry/point_cloud_index.h"
 
 namespace taxel::geometry {
 namespace {
@@ -101,17 +104,39 @@ std::vector<Eigen::Vector3d> FarthestPointSample(const std::vector<Eigen::Vector
   std::vector<Eigen::Vector3d> chosen;
   if (candidates.empty() || n <= 0) return chosen;
   n = std::min<int>(n, static_cast<int>(candidates.size()));
+  chosen.reserve(static_cast<size_t>(n));
+  // Greedy farthest-point sampling: d2[i] is candidate i's squared distance to the nearest chosen
+  // point; the next point is the candidate with the largest d2 (the lowest index among equals).
+  // Choosing p only lowers the d2 of candidates nearer to p than their d2, and every d2 is at most
+  // p's own, r² — so only the ball of radius r around p is visited (KD-tree), and the largest d2
+  // is kept in a max-heap with stale entries skipped. Same points, in the same order, as the scan
+  // of every candidate at every step; O(C log C) for well-spread candidates instead of O(n·C).
+  const PointCloudIndex index(candidates);
   std::vector<double> d2(candidates.size(), std::numeric_limits<double>::infinity());
+  const auto later = [](const std::pair<double, size_t>& a, const std::pair<double, size_t>& b) {
+    return a.first < b.first || (a.first == b.first && a.second > b.second);
+  };
+  std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, decltype(later)> heap(later);
   size_t next = 0;
   for (int k = 0; k < n; ++k) {
-    chosen.push_back(candidates[next]);
-    size_t best = 0;
-    double best_d = -1;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      d2[i] = std::min(d2[i], (candidates[i] - candidates[next]).squaredNorm());
-      if (d2[i] > best_d) best_d = d2[i], best = i;
+    const Eigen::Vector3d& p = candidates[next];
+    chosen.push_back(p);
+    const auto update = [&](size_t i) {
+      const double d = (candidates[i] - p).squaredNorm();
+      if (d < d2[i]) {
+        d2[i] = d;
+        heap.push({d, i});
+      }
+    };
+    if (k == 0) {
+      for (size_t i = 0; i < candidates.size(); ++i) update(i);
+    } else if (d2[next] > 0) {
+      // A little wider than r: the tree's distances may round differently from `update`'s.
+      index.ForEachWithin(p, std::sqrt(d2[next]) * (1 + 1e-9) + 1e-300, [&](size_t i, double) { update(i); });
     }
-    next = best;
+    if (k + 1 == n) break;
+    while (heap.top().first != d2[heap.top().second]) heap.pop();  // stale: lowered since pushed
+    next = heap.top().second;
   }
   return chosen;
 }

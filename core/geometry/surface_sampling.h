@@ -21,7 +21,9 @@ double SurfaceArea(const Shape& shape);
 std::vector<Eigen::Vector3d> RandomSurfacePoints(const Shape& shape, int n, uint64_t seed);
 
 /// Greedy farthest-point sampling: the first point of `candidates`, then repeatedly the candidate
-/// farthest from those chosen, until `n` (or all) are chosen. O(n·|candidates|).
+/// farthest from those chosen (the lowest index among equals), until `n` (or all) are chosen.
+/// Exactly the points of the plain O(n·C) scan, found with a KD-tree ball query around each new
+/// point and a heap of the largest distances: about O(C log C) for C well-spread candidates.
 std::vector<Eigen::Vector3d> FarthestPointSample(const std::vector<Eigen::Vector3d>& candidates, int n);
 
 }  // namespace taxel::geometry

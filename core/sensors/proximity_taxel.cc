@@ -1,7 +1,7 @@
 // ProximityTaxel: point-cloud sphere taxels that read before touch (docs/reference.md#sensors).
 #include <cmath>
 
-#include "core/sensors/point_cloud_index.h"
+#include "core/geometry/point_cloud_index.h"
 #include "core/sensors/sensor.h"
 #include "core/sensors/tracked_geometry.h"
 
@@ -36,7 +36,7 @@ void EvaluateProximity(Sensor& sensor, int env, int begin, int end, uint64_t ste
         double sum_p = 0, sum_p_w = 0;
         for (const TrackedLinkInEnv& te : tracked) {
           if (te.asset < 0) continue;
-          const PointCloudIndex& index = *te.tracked->index[te.asset];
+          const geometry::PointCloudIndex& index = *te.tracked->index[te.asset];
           const int n_points = static_cast<int>(index.points().size());
           if (n_points == 0) continue;
           const double rho = p.density_scalar / n_points;

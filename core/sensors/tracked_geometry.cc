@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/sensors/point_cloud_index.h"
+#include "core/geometry/point_cloud_index.h"
 
 namespace taxel::sensors {
 
@@ -28,7 +28,7 @@ TrackedGeometry::~TrackedGeometry() = default;
 void TrackedGeometry::BuildIndices() {
   for (TrackedLink& t : links_) {
     t.index.clear();
-    for (const auto& pts : t.points) t.index.push_back(std::make_shared<const PointCloudIndex>(pts));
+    for (const auto& pts : t.points) t.index.push_back(std::make_shared<const geometry::PointCloudIndex>(pts));
   }
 }
 

@@ -14,15 +14,17 @@
 #include "core/sensors/fft2d.h"
 #include "core/sensors/probe_kernels.h"
 
-namespace taxel::sensors {
+namespace taxel::geometry {
+class PointCloudIndex;  // nanoflann KD-tree over one point set (core/geometry/point_cloud_index.h)
+}  // namespace taxel::geometry
 
-class PointCloudIndex;  // nanoflann KD-tree over one point set (proximity_taxel.cc)
+namespace taxel::sensors {
 
 /// Sample points of one tracked link, one set per asset of its entity (link frame, m).
 struct TrackedLink {
   LinkIndex link;
   std::vector<std::vector<Eigen::Vector3d>> points;           ///< [asset][point]
-  std::vector<std::shared_ptr<const PointCloudIndex>> index;  ///< [asset] (proximity only)
+  std::vector<std::shared_ptr<const geometry::PointCloudIndex>> index;  ///< [asset] (proximity only)
 };
 
 /// One tracked link as it is in a given env: which asset, and where it is.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "core/geometry/mesh_generators.h"
@@ -95,6 +96,44 @@ TEST(SurfaceSamplingTest, DeterministicForASeed) {
   const auto prefix = RandomSurfacePoints(s, 50, 9);
   for (size_t i = 0; i < prefix.size(); ++i) EXPECT_EQ(prefix[i], a[i]) << i;
   EXPECT_EQ(FarthestPointSample(a, 40), FarthestPointSample(b, 40));
+}
+
+// The plain greedy scan, written here as the reference: every candidate's distance to the chosen
+// set updated at every step, the first largest taken.
+std::vector<Eigen::Vector3d> BruteForceFps(const std::vector<Eigen::Vector3d>& c, int n) {
+  std::vector<Eigen::Vector3d> out;
+  if (c.empty() || n <= 0) return out;
+  n = std::min<int>(n, static_cast<int>(c.size()));
+  std::vector<double> d2(c.size(), std::numeric_limits<double>::infinity());
+  size_t next = 0;
+  for (int k = 0; k < n; ++k) {
+    out.push_back(c[next]);
+    size_t best = 0;
+    double best_d = -1;
+    for (size_t i = 0; i < c.size(); ++i) {
+      d2[i] = std::min(d2[i], (c[i] - c[next]).squaredNorm());
+      if (d2[i] > best_d) best_d = d2[i], best = i;
+    }
+    next = best;
+  }
+  return out;
+}
+
+// The indexed sampling chooses exactly the brute-force points, in order: random clouds, a box's
+// surface, clusters and exact duplicates (ties resolved by the lowest index).
+TEST(SurfaceSamplingTest, FarthestPointSampleEqualsTheBruteForceScan) {
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<std::vector<Eigen::Vector3d>> clouds;
+  std::vector<Eigen::Vector3d> random, dup;
+  for (int i = 0; i < 3000; ++i) random.emplace_back(u(gen), u(gen), 0.01 * u(gen));
+  clouds.push_back(random);
+  clouds.push_back(RandomSurfacePoints(*Shape::Box({0.05, 0.02, 0.01}), 4000, 3));
+  for (int i = 0; i < 500; ++i) dup.push_back(Eigen::Vector3d(i % 7, (i / 7) % 3, 0) * 0.01);  // 21 points, repeated
+  clouds.push_back(dup);
+  for (const auto& c : clouds) {
+    for (int n : {1, 2, 17, 300, 600}) EXPECT_EQ(FarthestPointSample(c, n), BruteForceFps(c, n)) << n;
+  }
 }
 
 TEST(SurfaceSamplingTest, FarthestPointSampleSpreadsPoints) {

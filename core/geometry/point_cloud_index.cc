@@ -1,6 +1,6 @@
-#include "core/sensors/point_cloud_index.h"
+#include "core/geometry/point_cloud_index.h"
 
-namespace taxel::sensors {
+namespace taxel::geometry {
 
 PointCloudIndex::PointCloudIndex(std::vector<Eigen::Vector3d> points) {
   cloud_.points = std::move(points);
@@ -8,4 +8,4 @@ PointCloudIndex::PointCloudIndex(std::vector<Eigen::Vector3d> points) {
   if (!cloud_.points.empty()) tree_->buildIndex();
 }
 
-}  // namespace taxel::sensors
+}  // namespace taxel::geometry

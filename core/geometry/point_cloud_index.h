@@ -1,6 +1,6 @@
 // A KD-tree over a fixed set of 3D points (nanoflann 1.4), with an allocation-free ball query.
-#ifndef TAXEL_CORE_SENSORS_POINT_CLOUD_INDEX_H_
-#define TAXEL_CORE_SENSORS_POINT_CLOUD_INDEX_H_
+#ifndef TAXEL_CORE_GEOMETRY_POINT_CLOUD_INDEX_H_
+#define TAXEL_CORE_GEOMETRY_POINT_CLOUD_INDEX_H_
 
 #include <cmath>
 #include <memory>
@@ -9,7 +9,7 @@
 #include "Eigen/Core"
 #include "nanoflann.hpp"
 
-namespace taxel::sensors {
+namespace taxel::geometry {
 
 class PointCloudIndex {
  public:
@@ -59,6 +59,6 @@ class PointCloudIndex {
   std::unique_ptr<Tree> tree_;
 };
 
-}  // namespace taxel::sensors
+}  // namespace taxel::geometry
 
-#endif  // TAXEL_CORE_SENSORS_POINT_CLOUD_INDEX_H_
+#endif  // TAXEL_CORE_GEOMETRY_POINT_CLOUD_INDEX_H_
