@@ -154,7 +154,8 @@ double VirtualGridError(const MeshSignedDistance& sdf, double band, double h, co
 
 absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshSdfGrid::Build(std::shared_ptr<const MeshSignedDistance> mesh,
                                                                       const SdfGridOptions& options, Executor& executor,
-                                                                      MemoryBudget& budget, absl::string_view field) {
+                                                                      MemoryBudget& budget, absl::string_view field,
+                                                                      absl::string_view memory_field) {
   const std::string f = field.empty() ? "" : absl::StrCat(field, ".");
   if (!(options.max_error > 0) || !std::isfinite(options.max_error)) {
     return InvalidFieldError(absl::StrCat(f, "max_error"),
@@ -189,7 +190,8 @@ absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshSdfGrid::Build(std::share
     grid->stats_.requested_max_error = target;
     grid->stats_.band = band;
     grid->SetLattice(h);
-    TAXEL_RETURN_IF_ERROR(grid->Fill(executor, budget, absl::StrCat(f, "max_error")));
+    TAXEL_RETURN_IF_ERROR(
+        grid->Fill(executor, budget, memory_field.empty() ? absl::StrCat(f, "max_error") : std::string(memory_field)));
     ParallelChunks(executor, static_cast<int64_t>(err.size()), kChunk, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const double d = grid->Query(check.points[i]).distance;

@@ -83,13 +83,15 @@ class MeshSdfGrid {
   /// Builds the grid of `mesh` on `executor` (bricks in parallel; the result does not depend on
   /// the number of workers). `field` names the options in errors ("grid" → "grid.max_error").
   /// Errors: INVALID_ARGUMENT for a max_error or band that is not finite and > 0;
-  /// RESOURCE_EXHAUSTED (from `budget`, naming "<field>.max_error") when the grid the requested
-  /// error needs does not fit — reserved before it is allocated. Cost: O(nodes · log n) exact
-  /// queries, nodes ≈ 1.4 × (band shell volume) / h³.
+  /// RESOURCE_EXHAUSTED (from `budget`, naming `memory_field`, by default "<field>.max_error")
+  /// when the grid the requested error needs does not fit — reserved before it is allocated
+  /// (each rebuild reserves again). Cost: O(nodes · log n) exact queries,
+  /// nodes ≈ 1.4 × (band shell volume) / h³.
   static absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> Build(std::shared_ptr<const MeshSignedDistance> mesh,
                                                                   const SdfGridOptions& options, Executor& executor,
                                                                   MemoryBudget& budget,
-                                                                  absl::string_view field = "grid");
+                                                                  absl::string_view field = "grid",
+                                                                  absl::string_view memory_field = "");
 
   /// Signed distance at p_MQ (mesh frame M, m), per the table above. `max_distance` is only
   /// passed on to the exact query of deep inside points (the grid's reach is its band). No
