@@ -179,6 +179,53 @@ TEST(MeshSdfGridTest, TorusIsNonConvexAndStaysWithinTheBound) {
   EXPECT_LE(truth.max_error, s.max_error * 1.05 + kTorusTessellation);
 }
 
+// An L-shaped prism, 40 × 30 mm in x, y with 10 mm arms, 20 mm tall: a concave (reflex) edge
+// along z at (10, 10) mm, where the outside distance has a crease.
+//
+//   y 30 +--+
+//        |  |
+//     10 |  +--------+
+//        |           |
+//      0 +-----------+ x
+//        0  10       40 mm
+MeshData LPrism() {
+  const double s = 0.01, h = 0.02;
+  const double xy[6][2] = {{0, 0}, {4, 0}, {4, 1}, {1, 1}, {1, 3}, {0, 3}};  // counter-clockwise
+  MeshData m;
+  for (double z : {0.0, h}) {
+    for (const auto& p : xy) m.vertices.emplace_back(s * p[0], s * p[1], z);
+  }
+  const int cap[4][3] = {{0, 1, 2}, {0, 2, 3}, {0, 3, 4}, {0, 4, 5}};  // fan from p0, inside the L
+  for (const auto& t : cap) {
+    m.triangles.push_back({t[0] + 6, t[1] + 6, t[2] + 6});  // top, facing +z
+    m.triangles.push_back({t[0], t[2], t[1]});              // bottom, facing −z
+  }
+  for (int i = 0; i < 6; ++i) {  // sides: outward is to the right of the counter-clockwise edge
+    const int j = (i + 1) % 6;
+    m.triangles.push_back({i, j, j + 6});
+    m.triangles.push_back({i, j + 6, i + 6});
+  }
+  return m;
+}
+
+TEST(MeshSdfGridTest, NonConvexPrismWithAConcaveEdgeStaysWithinTheBound) {
+  const auto sdf = MakeSdf(LPrism());
+  ASSERT_TRUE(sdf->mesh().is_watertight());
+  EXPECT_NEAR(sdf->mesh().volume(), 6e-4 * 0.02, 1e-12);  // the L's area 6 cm² × 2 cm
+  const auto grid = BuildGrid(sdf, 2e-4);
+  ASSERT_NE(grid, nullptr);
+  const SdfGridStats& s = grid->stats();
+  EXPECT_LE(s.max_error, 2e-4);
+  const Comparison c = Compare(*grid, BandPoints(*sdf, 61), [&](const Vec& p) { return sdf->Query(p).distance; });
+  EXPECT_EQ(c.not_found, 0);
+  EXPECT_EQ(c.wrong_signs, 0);
+  EXPECT_LE(c.max_error, s.max_error * 1.05) << "cell " << s.cell_size;
+  // In the concave corner, outside: (11, 11, 10) mm is 1 mm from the face x = 10 mm (y in its
+  // span [10, 30]) and 1 mm from the face y = 10 mm (x in [10, 40]), √2 mm from the reflex edge:
+  // sd = 1 mm, on the crease where the two face distances meet.
+  EXPECT_NEAR(grid->Query(Vec(0.011, 0.011, 0.01)).distance, 0.001, s.max_error * 1.05);
+}
+
 TEST(MeshSdfGridTest, BeyondTheBandOutsideIsFarAndInsideIsExact) {
   const auto sdf = MakeSdf(Torus(kRing, kTube, 100, 40));
   const auto grid = BuildGrid(sdf, 1e-4);
