@@ -1,7 +1,8 @@
 // grasp_batch/<object>: the in-process grasp batch (bench/grasp_scenario.h), 1024 envs × 2 pads ×
 // 16×16 KinematicTaxels, one Scene::Step per timed repeat. Unit ms per step; extra fields give
 // taxels per step, taxels per second (at the median), the fraction of taxels in contact and the
-// speed-up of 2 threads over 1 measured in the same run.
+// speed-up of 2 threads over 1 measured in the same run. mesh20k_grid: the mesh on the grid
+// backend, with the grid's max_error_m, cell_size_m, band_m and bytes.
 #include "bench/bench_registry.h"
 #include "bench/grasp_scenario.h"
 #include "bench/scene_timing.h"
@@ -20,10 +21,18 @@ void RunGrasp(Context& ctx, GraspObject object) {
     r.AddInt("taxels", taxels);
     r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
     r.AddNumber("contact_fraction", NonZeroProbeFraction(scene));
+    if (object == GraspObject::kMesh20kGrid) {
+      const auto grid = meshes.grid(g.spec.entities[1].links[0].shapes[0].mesh_id);
+      r.AddNumber("max_error_m", grid->stats().max_error);
+      r.AddNumber("cell_size_m", grid->stats().cell_size);
+      r.AddNumber("band_m", grid->stats().band);
+      r.AddInt("bytes", static_cast<int64_t>(grid->stats().bytes));
+    }
   });
 }
 
 TAXEL_BENCH_CASE("grasp_batch/mesh20k", [](Context& ctx) { RunGrasp(ctx, GraspObject::kMesh20k); });
+TAXEL_BENCH_CASE("grasp_batch/mesh20k_grid", [](Context& ctx) { RunGrasp(ctx, GraspObject::kMesh20kGrid); });
 TAXEL_BENCH_CASE("grasp_batch/sphere", [](Context& ctx) { RunGrasp(ctx, GraspObject::kSphere); });
 TAXEL_BENCH_CASE("grasp_batch/box", [](Context& ctx) { RunGrasp(ctx, GraspObject::kBox); });
 TAXEL_BENCH_CASE("grasp_batch/capsule", [](Context& ctx) { RunGrasp(ctx, GraspObject::kCapsule); });

@@ -16,7 +16,8 @@ constexpr double kObjectRadius = 0.04;
 scene::ShapeSpec ObjectShape(GraspObject object, geometry::MeshStore& meshes) {
   scene::ShapeSpec s;
   switch (object) {
-    case GraspObject::kMesh20k: {
+    case GraspObject::kMesh20k:
+    case GraspObject::kMesh20kGrid: {
       auto data = geometry::GeodesicSphere(kObjectRadius, 32);
       auto added = meshes.Add(std::move(data.vertices), std::move(data.triangles));
       TAXEL_CHECK(added.ok());
@@ -79,6 +80,7 @@ GraspScenario MakeGraspScenario(GraspObject object, int num_envs, geometry::Mesh
     }
     s.grid_rows = s.grid_cols = kGrid;
     s.probe_radius = {kProbeRadius};
+    if (object == GraspObject::kMesh20kGrid) s.sdf_backend = sensors::SdfBackend::kGrid;
     spec.sensors.push_back(s);
   }
   // Left pad: local +z → world +x (90° about y); right pad: local +z → world −x (−90° about y).

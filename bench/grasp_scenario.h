@@ -20,7 +20,9 @@
 
 namespace taxel::bench {
 
-enum class GraspObject { kMesh20k, kSphere, kBox, kCapsule };
+/// kMesh20kGrid: the kMesh20k object, read by the pads through its narrow-band grid (sdf_backend
+/// GRID; built on first use with the default error, 1e-4 m, and a band of the probe radius).
+enum class GraspObject { kMesh20k, kMesh20kGrid, kSphere, kBox, kCapsule };
 
 struct GraspScenario {
   scene::SceneSpec spec;

@@ -2,12 +2,17 @@
 //   sdf_near/<mesh>     MeshSignedDistance::Query(p, 2 mm) on points within ±2 mm of the surface
 //   sdf_uniform/<mesh>  MeshSignedDistance::Query(p) (unbounded) on points uniform in 1.2× the box
 //   embree_near/<mesh>  Embree 3 rtcPointQuery closest point on the sdf_near points, radius 2 mm
+//   grid_near/<mesh>    MeshSdfGrid::Query (max_error 1e-4 m, band 2 mm) on the sdf_near points,
+//                       timed interleaved with Embree as above; fields max_error_m (the grid's
+//                       own measurement), checked_max_error_m (|grid − exact| over these points),
+//                       p99_error_m, cell_size_m, bytes, build_s (2 threads), ratio_vs_embree
 // Unit qps (queries per second, all threads together). Points are split into chunks of kChunk
 // handed out by ThreadPool::ParallelFor. sdf_near and embree_near of one mesh and thread count are
 // timed in the same loop, repeats interleaved (T E, E T, ...), so that their ratio is not skewed
 // by drift in machine load; whichever case runs first measures both and the other reuses it.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,6 +22,8 @@
 #include "bench/bench_registry.h"
 #include "bench/mesh_sdf_fixtures.h"
 #include "core/common/executor.h"
+#include "core/common/memory_budget.h"
+#include "core/geometry/mesh_sdf_grid.h"
 #include "core/geometry/mesh_signed_distance.h"
 #include "server/thread_pool.h"
 
@@ -237,6 +244,93 @@ void RunEmbreeNear(Context& ctx, const std::string& mesh) {
 }
 #endif
 
+// The grid of each mesh, built once on 2 threads (the build is timed).
+struct GridFixture {
+  std::shared_ptr<const geometry::MeshSdfGrid> grid;
+  double build_s = 0;
+  double checked_max_error = 0;  // |grid − exact| over the near points
+};
+
+constexpr double kGridMaxError = 1e-4;
+constexpr int kGridBuildThreads = 2;
+
+const GridFixture& GetGrid(const std::string& mesh) {
+  static auto* cache = new std::map<std::string, GridFixture>();
+  if (auto it = cache->find(mesh); it != cache->end()) return it->second;
+  const SdfFixture& f = GetSdfFixture(mesh);
+  server::ThreadPool pool(kGridBuildThreads);
+  GridFixture g;
+  g.build_s = TimeOnce([&] {
+    auto grid = geometry::MeshSdfGrid::Build(f.sdf, geometry::SdfGridOptions{kGridMaxError, kNearShell}, pool,
+                                             MemoryBudget::Unlimited());
+    if (!grid.ok()) std::abort();  // the benchmark's own fixed options
+    g.grid = *std::move(grid);
+  });
+  for (const Eigen::Vector3d& p : f.near_points) {
+    const double d = g.grid->Query(p, kNearShell).distance;
+    g.checked_max_error = std::max(g.checked_max_error, std::abs(d - f.sdf->Query(p, kNearShell).distance));
+  }
+  return cache->emplace(mesh, std::move(g)).first->second;
+}
+
+void GridQueryAll(server::ThreadPool& pool, const geometry::MeshSdfGrid& grid,
+                  const std::vector<Eigen::Vector3d>& points, std::vector<double>* out) {
+  const int64_t n = static_cast<int64_t>(points.size());
+  pool.ParallelFor(NumChunks(points.size()), [&](int64_t task, int) {
+    const int64_t end = std::min(n, (task + 1) * kChunk);
+    for (int64_t i = task * kChunk; i < end; ++i) (*out)[i] = grid.Query(points[i], kNearShell).distance;
+  });
+}
+
+void RunGridNear(Context& ctx, const std::string& mesh) {
+  const SdfFixture& f = GetSdfFixture(mesh);
+  const GridFixture& g = GetGrid(mesh);
+  for (const int threads : ctx.thread_counts()) {
+    server::ThreadPool pool(threads);
+    std::vector<double> grid_out(f.near_points.size());
+    auto run_grid = [&] { GridQueryAll(pool, *g.grid, f.near_points, &grid_out); };
+    Record r = ctx.NewRecord(threads, "qps");
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+    const EmbreeClosestPoint& embree = GetEmbree(mesh);
+    std::vector<double> embree_out(f.near_points.size());
+    auto run_embree = [&] { EmbreeQueryAll(pool, embree, f.near_points, kNearShell, &embree_out); };
+    std::vector<double> embree_s;
+    run_grid();  // warm-ups, not counted
+    run_embree();
+    for (int k = 0; k < ctx.repeats(); ++k) {
+      if (k % 2 == 0) {
+        r.samples.push_back(TimeOnce(run_grid));
+        embree_s.push_back(TimeOnce(run_embree));
+      } else {
+        embree_s.push_back(TimeOnce(run_embree));
+        r.samples.push_back(TimeOnce(run_grid));
+      }
+    }
+#else
+    r.samples = TimeRepeats(ctx.repeats(), run_grid);
+#endif
+    SamplesToRate(&r, kSdfPoints);
+    AddMeshFields(f, &r);
+    r.AddNumber("search_radius_m", kNearShell);
+    const geometry::SdfGridStats& s = g.grid->stats();
+    r.AddNumber("requested_max_error_m", s.requested_max_error);
+    r.AddNumber("max_error_m", s.max_error);
+    r.AddNumber("p99_error_m", s.p99_error);
+    r.AddNumber("checked_max_error_m", g.checked_max_error);
+    r.AddNumber("cell_size_m", s.cell_size);
+    r.AddNumber("band_m", s.band);
+    r.AddInt("bytes", static_cast<int64_t>(s.bytes));
+    r.AddNumber("build_s", g.build_s);
+    r.AddInt("build_threads", kGridBuildThreads);
+#ifdef TAXEL_BENCH_HAVE_EMBREE
+    const double embree_qps = MedianRate(embree_s, kSdfPoints);
+    r.AddNumber("embree_qps", embree_qps);
+    r.AddNumber("ratio_vs_embree", Median(r.samples) / embree_qps);
+#endif
+    ctx.Emit(r);
+  }
+}
+
 // Case names are a contract (docs/reference.md#benchmarks): never rename.
 TAXEL_BENCH_CASE("sdf_near/ico20k", [](Context& c) { RunSdfNear(c, "ico20k"); });
 TAXEL_BENCH_CASE("sdf_near/ico200k", [](Context& c) { RunSdfNear(c, "ico200k"); });
@@ -244,6 +338,9 @@ TAXEL_BENCH_CASE("sdf_near/torus50k", [](Context& c) { RunSdfNear(c, "torus50k")
 TAXEL_BENCH_CASE("sdf_uniform/ico20k", [](Context& c) { RunSdfUniform(c, "ico20k"); });
 TAXEL_BENCH_CASE("sdf_uniform/ico200k", [](Context& c) { RunSdfUniform(c, "ico200k"); });
 TAXEL_BENCH_CASE("sdf_uniform/torus50k", [](Context& c) { RunSdfUniform(c, "torus50k"); });
+TAXEL_BENCH_CASE("grid_near/ico20k", [](Context& c) { RunGridNear(c, "ico20k"); });
+TAXEL_BENCH_CASE("grid_near/ico200k", [](Context& c) { RunGridNear(c, "ico200k"); });
+TAXEL_BENCH_CASE("grid_near/torus50k", [](Context& c) { RunGridNear(c, "torus50k"); });
 #ifdef TAXEL_BENCH_HAVE_EMBREE
 TAXEL_BENCH_CASE("embree_near/ico20k", [](Context& c) { RunEmbreeNear(c, "ico20k"); });
 TAXEL_BENCH_CASE("embree_near/ico200k", [](Context& c) { RunEmbreeNear(c, "ico200k"); });

@@ -5,6 +5,7 @@
 #define TAXEL_SERVER_CODEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/common/pose.h"
+#include "core/geometry/mesh_sdf_grid.h"
 #include "core/scene/scene.h"
 #include "core/scene/scene_spec.h"
 #include "core/sensors/sensor.h"
@@ -77,11 +79,13 @@ void EncodeSensorSpec(const sensors::SensorSpec& spec, v1::SensorSpec* out);
 
 /// The arrays of an UploadMeshRequest, before TriangleMesh::Create validates them.
 struct DecodedMesh {
-  std::vector<Eigen::Vector3d> vertices;      ///< mesh frame, metres
-  std::vector<geometry::Triangle> triangles;  ///< vertex indices (range-checked by TriangleMesh::Create)
+  std::vector<Eigen::Vector3d> vertices;         ///< mesh frame, metres
+  std::vector<geometry::Triangle> triangles;     ///< vertex indices (range-checked by TriangleMesh::Create)
+  std::optional<geometry::SdfGridOptions> grid;  ///< build the narrow-band grid now (request.grid set)
 };
 /// Checks dtypes and shapes (INVALID_ARGUMENT naming vertices/triangles) and the triangle count
-/// (RESOURCE_EXHAUSTED above `max_triangles`) before copying anything.
+/// (RESOURCE_EXHAUSTED above `max_triangles`) before copying anything; the grid options
+/// (INVALID_ARGUMENT naming grid.max_error / grid.band unless finite and ≥ 0; 0 = default).
 absl::StatusOr<DecodedMesh> DecodeMeshUpload(const v1::UploadMeshRequest& request, int64_t max_triangles);
 
 /// A validated UpdateSensorRequest: what ApplySensorUpdate will set. Holds pointers into `scene`.
@@ -103,6 +107,8 @@ void ApplySensorUpdate(const SensorUpdate& update);
 // Scene info
 
 void EncodeSensorInfo(const scene::Scene& scene, const sensors::Sensor& sensor, v1::SensorInfo* out);
+/// What a built grid measured (UploadMeshResponse.grid).
+void EncodeGridInfo(const geometry::SdfGridStats& stats, v1::MeshGridInfo* out);
 void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out);
 
 // ------------------------------------------------------------------------------------------

@@ -33,7 +33,34 @@ absl::StatusOr<DecodedMesh> DecodeMeshUpload(const v1::UploadMeshRequest& reques
   }
   out.triangles.resize(static_cast<size_t>(t.shape[0]));
   if (!t.bytes.empty()) std::memcpy(out.triangles.data(), t.bytes.data(), t.bytes.size());
+  if (request.has_grid()) {
+    geometry::SdfGridOptions g;
+    const double max_error = request.grid().max_error(), band = request.grid().band();
+    if (!(max_error >= 0) || !std::isfinite(max_error)) {
+      return InvalidFieldError("grid.max_error", absl::StrCat("expected a finite error >= 0 (m; 0 = default "
+                                                              "1e-4), got ",
+                                                              max_error));
+    }
+    if (!(band >= 0) || !std::isfinite(band)) {
+      return InvalidFieldError("grid.band",
+                               absl::StrCat("expected a finite band >= 0 (m; 0 = default 5e-3), got ", band));
+    }
+    if (max_error > 0) g.max_error = max_error;
+    if (band > 0) g.band = band;
+    out.grid = g;
+  }
   return out;
+}
+
+void EncodeGridInfo(const geometry::SdfGridStats& s, v1::MeshGridInfo* out) {
+  out->set_requested_max_error(s.requested_max_error);
+  out->set_max_error(s.max_error);
+  out->set_p99_error(s.p99_error);
+  out->set_cell_size(s.cell_size);
+  out->set_band(s.band);
+  out->set_bytes(static_cast<int64_t>(s.bytes));
+  out->set_num_check_points(s.num_check_points);
+  out->set_num_bricks(s.num_bricks);
 }
 
 absl::StatusOr<SensorUpdate> DecodeSensorUpdate(const v1::UpdateSensorRequest& request, scene::Scene& scene) {

@@ -362,6 +362,13 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
     }
   }
   out.filter_links.assign(s.filter_links().begin(), s.filter_links().end());
+  switch (s.sdf_backend()) {
+    case v1::EXACT: out.sdf_backend = sensors::SdfBackend::kExact; break;
+    case v1::GRID: out.sdf_backend = sensors::SdfBackend::kGrid; break;
+    default:
+      return InvalidFieldError(field + ".sdf_backend",
+                               absl::StrCat("expected EXACT (0) or GRID (1), got ", static_cast<int>(s.sdf_backend())));
+  }
   const auto& cp = s.contact_probe();
   if (cp.has_contact_threshold()) out.contact_threshold = cp.contact_threshold();
   if (cp.has_release_threshold()) out.release_threshold = cp.release_threshold();
@@ -484,6 +491,7 @@ void EncodeSensorSpec(const sensors::SensorSpec& s, v1::SensorSpec* out) {
     }
   }
   for (const auto& f : s.filter_links) out->add_filter_links(f);
+  out->set_sdf_backend(s.sdf_backend == sensors::SdfBackend::kGrid ? v1::GRID : v1::EXACT);
   out->mutable_contact_probe()->set_contact_threshold(s.contact_threshold);
   if (s.release_threshold) out->mutable_contact_probe()->set_release_threshold(*s.release_threshold);
   auto* k = out->mutable_kinematic_taxel();

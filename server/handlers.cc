@@ -167,7 +167,8 @@ absl::Status TaxelHandlers::GetServerInfo(const Call& call, const v1::GetServerI
 absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshRequest& request,
                                        v1::UploadMeshResponse* out) {
   TAXEL_ASSIGN_OR_RETURN(DecodedMesh decoded, DecodeMeshUpload(request, deps_.options->limits.max_triangles_per_mesh));
-  auto added_or = deps_.registry->AddMesh(call.tenant, std::move(decoded.vertices), std::move(decoded.triangles));
+  auto added_or =
+      deps_.registry->AddMesh(call.tenant, std::move(decoded.vertices), std::move(decoded.triangles), decoded.grid);
   if (!added_or.ok()) return added_or.status();  // "vertices"/"triangles": top-level fields of this request
   const auto& added = added_or->result;
   out->set_mesh_id(added.id);
@@ -177,6 +178,7 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
   out->set_num_triangles(m.num_triangles());
   out->set_watertight(m.is_watertight());
   out->set_was_inside_out(m.was_inside_out());
+  if (added_or->grid != nullptr) EncodeGridInfo(added_or->grid->stats(), out->mutable_grid());
   if (added_or->newly_added) {
     Log(LogLevel::kInfo, "mesh_uploaded",
         {{"mesh", added.id.substr(0, 16)},
@@ -247,7 +249,8 @@ absl::Status TaxelHandlers::AddSensor(const Call& call, const v1::AddSensorReque
     scene::Scene& scene = entry.scene();
     TAXEL_RETURN_IF_ERROR(deps_.registry->CheckAddSensor(scene, spec));
     Reservation budget(deps_.registry, call.tenant);
-    TAXEL_ASSIGN_OR_RETURN(SensorId id, scene.AddSensor(spec, "sensor", budget));
+    const auto meshes = deps_.registry->TenantMeshLookup(call.tenant);
+    TAXEL_ASSIGN_OR_RETURN(SensorId id, scene.AddSensor(spec, "sensor", budget, meshes.get()));
     EncodeSensorInfo(scene, *scene.FindSensor(id), out);
     deps_.registry->UpdateSceneBytes(entry);
     Log(LogLevel::kInfo, "sensor_added", {{"scene", request.scene()}, {"sensor", spec.name}});
@@ -304,11 +307,10 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
       sized.branches = {sensors::Branch::kMeasured};
       for (ReadPlan::Item& item : sized.items) {
         const auto& kept = item.sensor->history_channels();
-        item.channels.erase(std::remove_if(item.channels.begin(), item.channels.end(),
-                                           [&](sensors::Channel c) {
-                                             return std::find(kept.begin(), kept.end(), c) == kept.end();
-                                           }),
-                            item.channels.end());
+        item.channels.erase(
+            std::remove_if(item.channels.begin(), item.channels.end(),
+                           [&](sensors::Channel c) { return std::find(kept.begin(), kept.end(), c) == kept.end(); }),
+            item.channels.end());
       }
     }
     const int64_t samples = std::max<int64_t>(1, request.history());

@@ -38,6 +38,12 @@ class TenantMeshes final : public geometry::MeshLookup {
     return store_.Get(id, scale);
   }
   size_t mesh_bytes(const std::string& id) const override { return ids_.count(id) ? store_.mesh_bytes(id) : 0; }
+  absl::StatusOr<std::shared_ptr<const geometry::MeshSdfGrid>> Grid(const std::string& id, double min_band,
+                                                                    MemoryBudget& budget,
+                                                                    absl::string_view field) const override {
+    if (!ids_.count(id)) return geometry::MeshNotFound(id);
+    return store_.Grid(id, min_band, budget, field);
+  }
 
  private:
   const geometry::MeshStore& store_;
@@ -301,9 +307,19 @@ void SceneRegistry::UpdateSceneBytes(const SceneEntry& entry) {
 // -----------------------------------------------------------------------------------------------
 // Meshes
 
+std::unique_ptr<geometry::MeshLookup> SceneRegistry::TenantMeshLookup(const std::string& tenant) const {
+  std::set<std::string> visible;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) visible = m->second;
+  }
+  return std::make_unique<TenantMeshes>(*meshes_, std::move(visible));
+}
+
 absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::string& tenant,
                                                                 std::vector<Eigen::Vector3d> vertices,
-                                                                std::vector<geometry::Triangle> triangles) {
+                                                                std::vector<geometry::Triangle> triangles,
+                                                                const std::optional<geometry::SdfGridOptions>& grid) {
   Reservation budget(this, tenant);
   TAXEL_RETURN_IF_ERROR(budget.Reserve(
       geometry::MeshStore::EstimateBytes(static_cast<int64_t>(vertices.size()), static_cast<int64_t>(triangles.size())),
@@ -311,6 +327,20 @@ absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::strin
   MeshAdded out;
   // "" as the field: the core's paths are then the request's own ("vertices[3]", "triangles[0]").
   TAXEL_ASSIGN_OR_RETURN(out.result, meshes_->Add(std::move(vertices), std::move(triangles), ""));
+  if (grid.has_value()) {
+    auto built = meshes_->AddGrid(out.result.id, *grid, budget, "grid");
+    if (!built.ok()) {
+      // A refused upload leaves nothing behind: drop a mesh this call added that no tenant holds.
+      std::lock_guard<std::mutex> lock(mu_);
+      bool held = false;
+      for (const auto& [t, ids] : tenant_meshes_) held |= ids.count(out.result.id) > 0;
+      if (out.result.newly_added && !held) meshes_->Remove(out.result.id);
+      return built.status();
+    }
+    out.grid = *std::move(built);
+  } else {
+    out.grid = meshes_->grid(out.result.id);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   out.newly_added = tenant_meshes_[tenant].insert(out.result.id).second;
   return out;
@@ -325,8 +355,9 @@ absl::Status SceneRegistry::DeleteMesh(const std::string& tenant, const std::str
   for (auto it = scene_meshes_.lower_bound({tenant, ""}); it != scene_meshes_.end() && it->first.first == tenant;
        ++it) {
     if (it->second.count(id)) {
-      return FieldError(absl::StatusCode::kFailedPrecondition, "mesh_id",
-                        absl::StrCat("mesh '", id, "' is used by scene '", it->first.second, "'; delete the scene first"));
+      return FieldError(
+          absl::StatusCode::kFailedPrecondition, "mesh_id",
+          absl::StrCat("mesh '", id, "' is used by scene '", it->first.second, "'; delete the scene first"));
     }
   }
   held->second.erase(id);

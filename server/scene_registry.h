@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -103,11 +104,18 @@ class SceneRegistry {
   struct MeshAdded {
     geometry::MeshStore::AddResult result;
     bool newly_added = false;  ///< new for this tenant (whether another tenant has it is not told)
+    std::shared_ptr<const geometry::MeshSdfGrid> grid;  ///< the mesh's grid, if it has one
   };
   /// Reserves the mesh's estimated bytes, builds it (once per content, shared by tenants) and
-  /// records that `tenant` holds it; its bytes count against each tenant that uploaded it.
+  /// records that `tenant` holds it; its bytes count against each tenant that uploaded it. With
+  /// `grid`, also builds (or reuses, MeshStore::AddGrid) its narrow-band grid, reserved the same
+  /// way: RESOURCE_EXHAUSTED naming "grid.max_error" when it does not fit, and then the upload
+  /// leaves nothing behind.
   absl::StatusOr<MeshAdded> AddMesh(const std::string& tenant, std::vector<Eigen::Vector3d> vertices,
-                                    std::vector<geometry::Triangle> triangles);
+                                    std::vector<geometry::Triangle> triangles,
+                                    const std::optional<geometry::SdfGridOptions>& grid = std::nullopt);
+  /// The meshes `tenant` may use (those it uploaded), for Scene::AddSensor's grids.
+  std::unique_ptr<geometry::MeshLookup> TenantMeshLookup(const std::string& tenant) const;
 
   /// Forgets mesh `id` for `tenant`: NOT_FOUND (field "mesh_id") when the tenant has not uploaded
   /// it, FAILED_PRECONDITION naming the scene while one of the tenant's scenes uses it. The mesh's

@@ -130,6 +130,7 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   s->meshes_ = std::make_unique<geometry::MeshStore>();
   s->registry_ = std::make_unique<SceneRegistry>(s->options_.limits, s->meshes_.get());
   s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
+  s->meshes_->set_build_executor(s->eval_pool_.get());  // mesh grids build in parallel
   // The queue-depth gauge follows every change of the queue (not only submissions), so an idle
   // server reads 0.
   s->executor_ = std::make_unique<RequestExecutor>(

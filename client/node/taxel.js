@@ -332,12 +332,20 @@ class TaxelClient {
    * Uploads a triangle mesh (content-addressed: the same mesh always gets the same id).
    * @param {Float64Array|Float32Array} vertices `[V·3]` metres, mesh frame
    * @param {Int32Array} triangles `[T·3]` vertex indices, counter-clockwise seen from outside
+   * @param {{grid?: {max_error?: number, band?: number}}} [options] `grid`: also build the mesh's
+   *   narrow-band signed-distance grid now (m; 0 or absent = 1e-4 and 5e-3), for sensors with
+   *   `sdf_backend: 'GRID'` (they otherwise build it on first use); RESOURCE_EXHAUSTED naming
+   *   grid.max_error when it does not fit the memory limit
    * @returns {Promise<{mesh_id: string, newly_added: boolean, num_vertices: number,
-   *   num_triangles: number, watertight: boolean, was_inside_out: boolean}>}
+   *   num_triangles: number, watertight: boolean, was_inside_out: boolean, grid: ?{max_error: number,
+   *   p99_error: number, cell_size: number, band: number, bytes: string}}>} `grid`: what the
+   *   server measured against the exact signed distance, when the mesh has a grid
    */
-  uploadMesh(vertices, triangles) {
+  uploadMesh(vertices, triangles, options = {}) {
     if (!(triangles instanceof Int32Array)) throw new TypeError('uploadMesh: triangles must be an Int32Array');
-    return this.call('UploadMesh', { vertices: asTensor(vertices, 3), triangles: asTensor(triangles, 3) });
+    const request = { vertices: asTensor(vertices, 3), triangles: asTensor(triangles, 3) };
+    if (options.grid) request.grid = { max_error: options.grid.max_error || 0, band: options.grid.band || 0 };
+    return this.call('UploadMesh', request);
   }
 
   /**

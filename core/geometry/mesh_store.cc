@@ -1,9 +1,11 @@
 #include "core/geometry/mesh_store.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "core/common/field_error.h"
+#include "core/common/status_macros.h"
 
 namespace taxel::geometry {
 
@@ -70,6 +72,63 @@ absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const s
   return sdf;
 }
 
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshLookup::Grid(const std::string& /*id*/, double /*min_band*/,
+                                                                    MemoryBudget& /*budget*/,
+                                                                    absl::string_view field) const {
+  return FieldError(absl::StatusCode::kFailedPrecondition, field, "this mesh lookup cannot build grids");
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::BuildGrid(const std::string& id,
+                                                                        const SdfGridOptions& options,
+                                                                        MemoryBudget& budget, absl::string_view field,
+                                                                        absl::string_view memory_field) const {
+  std::shared_ptr<const MeshSignedDistance> mesh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = meshes_.find(id);
+    if (it == meshes_.end()) return MeshNotFound(id);
+    mesh = it->second;
+  }
+  // Outside the lock (seconds for large meshes). Two concurrent builds of one mesh both succeed;
+  // the one stored last is kept, and each caller uses its own.
+  TAXEL_ASSIGN_OR_RETURN(auto grid, MeshSdfGrid::Build(mesh, options, *executor_, budget, field, memory_field));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (meshes_.count(id) == 0) return MeshNotFound(id);  // removed meanwhile
+  auto& slot = grids_[id];
+  if (slot == nullptr || slot->band() <= grid->band()) slot = grid;
+  return grid;
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::AddGrid(const std::string& id,
+                                                                      const SdfGridOptions& options,
+                                                                      MemoryBudget& budget, absl::string_view field) {
+  SdfGridOptions wanted = options;
+  if (auto g = grid(id); g != nullptr) {
+    if (g->stats().requested_max_error <= options.max_error && g->band() >= options.band) return g;
+    // The new grid serves every earlier user too: the smaller error, the wider band.
+    wanted.max_error = std::min(wanted.max_error, g->stats().requested_max_error);
+    wanted.band = std::max(wanted.band, g->band());
+  }
+  return BuildGrid(id, wanted, budget, field, "");
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::Grid(const std::string& id, double min_band,
+                                                                   MemoryBudget& budget,
+                                                                   absl::string_view field) const {
+  SdfGridOptions options{kDefaultGridMaxError, std::max(min_band, kMinGridBand)};
+  if (auto g = grid(id); g != nullptr) {
+    if (g->band() >= min_band) return g;
+    options.max_error = g->stats().requested_max_error;  // the error asked for at upload
+  }
+  return BuildGrid(id, options, budget, "grid", field);
+}
+
+std::shared_ptr<const MeshSdfGrid> MeshStore::grid(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = grids_.find(id);
+  return it == grids_.end() ? nullptr : it->second;
+}
+
 bool MeshStore::Contains(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   return meshes_.count(id) > 0;
@@ -80,6 +139,7 @@ bool MeshStore::Remove(const std::string& id) {
   for (auto it = scaled_.begin(); it != scaled_.end();) {
     it = std::get<0>(it->first) == id ? scaled_.erase(it) : std::next(it);
   }
+  grids_.erase(id);
   return meshes_.erase(id) > 0;
 }
 
@@ -92,13 +152,17 @@ size_t MeshStore::memory_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t total = 0;
   for (const auto& [id, m] : meshes_) total += m->memory_bytes() + m->mesh().memory_bytes();
+  for (const auto& [id, g] : grids_) total += g->memory_bytes();
   return total;
 }
 
 size_t MeshStore::mesh_bytes(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = meshes_.find(id);
-  return it == meshes_.end() ? 0 : it->second->memory_bytes() + it->second->mesh().memory_bytes();
+  if (it == meshes_.end()) return 0;
+  auto g = grids_.find(id);
+  return it->second->memory_bytes() + it->second->mesh().memory_bytes() +
+         (g == grids_.end() ? 0 : g->second->memory_bytes());
 }
 
 }  // namespace taxel::geometry

@@ -11,6 +11,9 @@
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
+#include "core/common/executor.h"
+#include "core/common/memory_budget.h"
+#include "core/geometry/mesh_sdf_grid.h"
 #include "core/geometry/mesh_signed_distance.h"
 #include "core/geometry/triangle_mesh.h"
 
@@ -27,6 +30,19 @@ class MeshLookup {
       const std::string& id, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const = 0;
   /// Bytes of mesh `id` and its structures (a scaled copy takes as much); 0 for an unknown id.
   virtual size_t mesh_bytes(const std::string& id) const = 0;
+  /// The narrow-band grid (mesh_sdf_grid.h) of the unscaled mesh `id` whose band is at least
+  /// `min_band` (m): the one built on upload or for an earlier sensor when its band suffices, else
+  /// one built now — with the error asked for at upload, or kDefaultGridMaxError — and kept for
+  /// later users. Its bytes are reserved from `budget` (RESOURCE_EXHAUSTED naming `field`).
+  /// NOT_FOUND for an unknown id; this default (a lookup that cannot build grids) answers
+  /// FAILED_PRECONDITION naming `field`.
+  virtual absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> Grid(const std::string& id, double min_band,
+                                                                  MemoryBudget& budget, absl::string_view field) const;
+
+  /// The error a grid is built for when nobody asked for one (m).
+  static constexpr double kDefaultGridMaxError = 1e-4;
+  /// The smallest band a grid is built with (m).
+  static constexpr double kMinGridBand = 1e-3;
 };
 
 /// The NOT_FOUND every lookup answers for a mesh it does not have.
@@ -63,18 +79,38 @@ class MeshStore final : public MeshLookup {
   absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> Get(
       const std::string& id, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const override;
 
+  /// Builds the grid of stored mesh `id` for `options`, or keeps the one it has when that was
+  /// asked for an error ≤ options.max_error and a band ≥ options.band (a new grid takes the
+  /// smaller error and the wider band of the two, so that it serves earlier users). Errors of
+  /// MeshSdfGrid::Build naming `field` ("grid.max_error"); NOT_FOUND for an unknown id.
+  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> AddGrid(const std::string& id, const SdfGridOptions& options,
+                                                             MemoryBudget& budget, absl::string_view field = "grid");
+  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> Grid(const std::string& id, double min_band, MemoryBudget& budget,
+                                                          absl::string_view field) const override;
+  /// The grid mesh `id` has now, or null.
+  std::shared_ptr<const MeshSdfGrid> grid(const std::string& id) const;
+  /// Grids are built on `executor` (not owned; default: the calling thread). Set before use.
+  void set_build_executor(Executor* executor) { executor_ = executor; }
+
   bool Contains(const std::string& id) const;
   /// Drops the store's reference (scenes keep theirs). Returns false if unknown.
   bool Remove(const std::string& id);
   int size() const;
-  /// Bytes held by the stored meshes and their structures. Scaled variants are not included: they
+  /// Bytes held by the stored meshes and their structures, grids included. Scaled variants are not included: they
   /// belong to the scenes that use them (SceneModel::memory_bytes).
   size_t memory_bytes() const;
   size_t mesh_bytes(const std::string& id) const override;
 
  private:
+  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> BuildGrid(const std::string& id, const SdfGridOptions& options,
+                                                               MemoryBudget& budget, absl::string_view field,
+                                                               absl::string_view memory_field) const;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const MeshSignedDistance>> meshes_;
+  // One grid per mesh id, the latest built (scenes keep the ones they use alive).
+  mutable std::map<std::string, std::shared_ptr<const MeshSdfGrid>> grids_;
+  mutable InlineExecutor inline_executor_;
+  Executor* executor_ = &inline_executor_;
   mutable std::map<std::tuple<std::string, double, double, double>, std::weak_ptr<const MeshSignedDistance>> scaled_;
 };
 

@@ -49,7 +49,8 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
     }
   }
   for (size_t s = 0; s < spec.sensors.size(); ++s) {
-    TAXEL_RETURN_IF_ERROR(scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]"), budget).status());
+    TAXEL_RETURN_IF_ERROR(
+        scene->AddSensor(spec.sensors[s], absl::StrCat("sensors[", s, "]"), budget, &meshes).status());
   }
   if (spec.contact_matrix.enabled()) {
     TAXEL_ASSIGN_OR_RETURN(scene->contacts_,
@@ -60,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
 }
 
 absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl::string_view field,
-                                          MemoryBudget& budget) {
+                                          MemoryBudget& budget, const geometry::MeshLookup* meshes) {
   if (spec.name.empty()) {
     return InvalidFieldError(absl::StrCat(field, ".name"), "expected a non-empty name");
   }
@@ -100,10 +101,35 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
     }
     sensor->set_tracked(BuildTrackedGeometry(*sensor, tracked));
   }
+  std::map<const geometry::Shape*, std::shared_ptr<const geometry::MeshSdfGrid>> grids;
+  if (spec.sdf_backend == sensors::SdfBackend::kGrid) {
+    // The probe spheres of the measured branch reach R + σ_R: the band must too.
+    const double reach = sensor->layout().max_radius() + std::max(0.0, spec.imperfections.probe_radius_noise);
+    TAXEL_RETURN_IF_ERROR(FindGrids(reach, meshes, absl::StrCat(field, ".sdf_backend"), budget, &grids));
+  }
+  for (auto& [shape, grid] : grids) grids_[shape] = std::move(grid);
   ++next_sensor_id_;
   sensors_.emplace(id.value(), std::move(sensor));
   UpdateNeedsVelocity();
   return id;
+}
+
+absl::Status Scene::FindGrids(
+    double reach, const geometry::MeshLookup* meshes, const std::string& field, MemoryBudget& budget,
+    std::map<const geometry::Shape*, std::shared_ptr<const geometry::MeshSdfGrid>>* out) const {
+  for (const LinkModel& link : model_->links()) {
+    for (const std::vector<ShapeInstance>& asset : link.assets) {
+      for (const ShapeInstance& si : asset) {
+        if (si.shape.kind() != geometry::ShapeKind::kMesh || si.scaled_mesh) continue;  // scaled: exact
+        if (auto it = grids_.find(&si.shape); it != grids_.end() && it->second->band() >= reach) continue;
+        if (meshes == nullptr) {
+          return FieldError(absl::StatusCode::kFailedPrecondition, field, "no mesh store to build grids from");
+        }
+        TAXEL_ASSIGN_OR_RETURN((*out)[&si.shape], meshes->Grid(si.mesh_id, reach, budget, field));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Scene::RemoveSensor(SensorId id) {
@@ -411,6 +437,7 @@ void Scene::GatherCandidates(const sensors::Sensor& sensor, int env, std::vector
   const geometry::Aabb local = noise > 0 ? bounds_L.Inflated(noise) : bounds_L;
   const geometry::Aabb sensor_W = local.Transformed(kinematics(env, sensor.link()).X_WL);
   const sensors::TrackedGeometry* tracked = sensor.tracked();
+  const bool grid_backend = sensor.spec().sdf_backend == sensors::SdfBackend::kGrid;
   for (int li = 0; li < m.num_links(); ++li) {
     const LinkIndex l(li);
     if (sensor.ignores(l)) continue;
@@ -425,6 +452,10 @@ void Scene::GatherCandidates(const sensors::Sensor& sensor, int env, std::vector
       const geometry::Aabb bounds_W = si.shape.local_bounds().Transformed(X_WS);
       if (!bounds_W.Overlaps(sensor_W)) continue;
       out->push_back({&si.shape, X_WS.Inverse(), X_WS.R, bounds_W, l, &k});
+      if (grid_backend && si.shape.kind() == geometry::ShapeKind::kMesh) {
+        auto it = grids_.find(&si.shape);
+        if (it != grids_.end()) out->back().grid = it->second.get();
+      }
     }
   }
 }

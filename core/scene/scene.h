@@ -74,9 +74,14 @@ class Scene {
 
   /// Validates and adds a sensor; ids are never reused. Errors: INVALID_ARGUMENT (spec, with the
   /// option named), ALREADY_EXISTS (name taken), NOT_FOUND (link or filter link unknown),
-  /// RESOURCE_EXHAUSTED when its buffers do not fit `budget`.
+  /// RESOURCE_EXHAUSTED when its buffers (or a mesh grid it needs) do not fit `budget`.
+  /// A sensor with sdf_backend GRID gets, from `meshes`, the grid of every unscaled mesh of the
+  /// scene with a band covering its largest probe radius (plus radius noise), built now if no
+  /// grid has such a band (MeshLookup::Grid; errors name "<field>.sdf_backend");
+  /// FAILED_PRECONDITION without `meshes`.
   absl::StatusOr<SensorId> AddSensor(const sensors::SensorSpec& spec, absl::string_view field = "sensor",
-                                     MemoryBudget& budget = MemoryBudget::Unlimited());
+                                     MemoryBudget& budget = MemoryBudget::Unlimited(),
+                                     const geometry::MeshLookup* meshes = nullptr);
   /// NOT_FOUND when no such sensor.
   absl::Status RemoveSensor(SensorId id);
   const sensors::Sensor* FindSensor(SensorId id) const;
@@ -133,10 +138,17 @@ class Scene {
                                                                  const std::vector<LinkIndex>& links) const;
   static bool IsTracked(const sensors::TrackedGeometry& tracked, LinkIndex l);
   void UpdateNeedsVelocity();
+  // The grids a GRID sensor of reach `reach` needs that grids_ lacks (or has with a smaller band).
+  absl::Status FindGrids(double reach, const geometry::MeshLookup* meshes, const std::string& field,
+                         MemoryBudget& budget,
+                         std::map<const geometry::Shape*, std::shared_ptr<const geometry::MeshSdfGrid>>* out) const;
 
   std::shared_ptr<const SceneModel> model_;
   std::unique_ptr<ContactEstimation> contacts_;
   std::map<int32_t, std::unique_ptr<sensors::Sensor>> sensors_;
+  // Narrow-band grids of the scene's unscaled mesh shapes, for GRID sensors: the widest band any
+  // of them needed (the grids belong to the mesh store; held here while the scene lives).
+  std::map<const geometry::Shape*, std::shared_ptr<const geometry::MeshSdfGrid>> grids_;
   int32_t next_sensor_id_ = 0;
   std::vector<sensors::LinkKinematics> kinematics_;         // [env][moving link]
   std::vector<sensors::LinkKinematics> static_kinematics_;  // [link] (terrain/static links)

@@ -17,7 +17,7 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
   if (!spec.X_LS.p.allFinite() || !spec.X_LS.R.allFinite()) {
     return InvalidFieldError(field + ".pose", "expected finite numbers");
   }
-  ShapeInstance instance{Shape::HalfSpace(), spec.X_LS, {}};
+  ShapeInstance instance{Shape::HalfSpace(), spec.X_LS, {}, false, {}};
   switch (spec.kind) {
     case ShapeKind::kSphere: {
       TAXEL_ASSIGN_OR_RETURN(instance.shape, Shape::Sphere(spec.radius, field + ".sphere"));
@@ -60,6 +60,7 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       }
       instance.shape = Shape::FromMesh(*std::move(mesh));
       instance.scaled_mesh = scaled;
+      instance.mesh_id = spec.mesh_id;
       break;
     }
   }

@@ -26,6 +26,8 @@ struct ShapeInstance {
   geometry::Aabb bounds_L;
   /// A mesh with a non-unit scale: its copy is the scene's memory, not the mesh store's.
   bool scaled_mesh = false;
+  /// Meshes: the content id the shape was built from.
+  std::string mesh_id;
 };
 
 struct LinkModel {

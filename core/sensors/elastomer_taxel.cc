@@ -317,7 +317,7 @@ void EvaluateElastomer(Sensor& sensor, int env, const LinkKinematics& link, absl
       double e = -std::numeric_limits<double>::infinity();
       for (const ProbeCandidate& c : gel) {
         if (c.bounds_W.SquaredDistance(P_W) > reach * reach) continue;
-        const auto sd = c.shape->SignedDistance(c.X_SW * P_W, reach);
+        const auto sd = c.SignedDistance(c.X_SW * P_W, reach);
         if (sd.found()) e = std::max(e, -sd.distance);
       }
       const Eigen::Vector3d P_L = X_LT * pts[q];

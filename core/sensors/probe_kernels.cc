@@ -21,7 +21,7 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
     const ProbeCandidate& cand = candidates[c];
     // The probe sphere must reach the shape's bounds to touch the shape.
     if (cand.bounds_W.SquaredDistance(o_W) > r2) continue;
-    const geometry::SignedDistanceResult sd = cand.shape->SignedDistance(cand.X_SW * o_W, reach);
+    const geometry::SignedDistanceResult sd = cand.SignedDistance(cand.X_SW * o_W, reach);
     if (!sd.found() || !(sd.distance < reach)) continue;
     if (sd.distance < best.sd) {
       best.sd = sd.distance;

@@ -13,6 +13,7 @@
 #include "core/common/ids.h"
 #include "core/common/pose.h"
 #include "core/geometry/aabb.h"
+#include "core/geometry/mesh_sdf_grid.h"
 #include "core/geometry/shape.h"
 #include "core/sensors/sensor.h"
 
@@ -37,6 +38,13 @@ struct ProbeCandidate {
   geometry::Aabb bounds_W;  ///< the shape's bounds in world (infinite allowed)
   LinkIndex link;           ///< the partner link
   const LinkKinematics* partner = nullptr;
+  /// The shape's narrow-band grid when the sensor uses sdf_backend GRID and the shape is a mesh
+  /// that has one (queried instead of the shape); null otherwise.
+  const geometry::MeshSdfGrid* grid = nullptr;
+
+  geometry::SignedDistanceResult SignedDistance(const Eigen::Vector3d& p_SQ, double max_distance) const {
+    return grid != nullptr ? grid->Query(p_SQ, max_distance) : shape->SignedDistance(p_SQ, max_distance);
+  }
 };
 
 /// The deepest contact of one probe: the smallest signed distance sd = min_g sd_g(o) over the

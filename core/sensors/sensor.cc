@@ -176,6 +176,11 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
   }
   if (spec.kind == SensorKind::kProximityTaxel) {
     TAXEL_RETURN_IF_ERROR(ValidateProximity(spec.proximity, absl::StrCat(field, ".proximity")));
+    if (spec.sdf_backend == SdfBackend::kGrid) {
+      return InvalidFieldError(absl::StrCat(field, ".sdf_backend"),
+                               "GRID applies to the sensors that query signed distances; a PROXIMITY_TAXEL reads "
+                               "point clouds (expected EXACT)");
+    }
   }
   if (TraitsOf(spec.kind).tracks_links) {
     if (spec.track_links.empty()) {

@@ -115,6 +115,14 @@ struct ProximityParams {
   double density_scalar = 100.0;  ///< ρ = density_scalar / (sample points of the tracked link)
 };
 
+/// Where the probes of an SDF-query sensor (ContactProbe, ContactDepthProbe, KinematicTaxel,
+/// ElastomerTaxel) get the signed distance to meshes from.
+///  - kExact: the mesh's BVH (MeshSignedDistance), exact.
+///  - kGrid: the mesh's narrow-band grid (MeshSdfGrid), built on upload or on first use, whose
+///    band covers the sensor's largest probe radius; within the error it reports. Primitives,
+///    heightfields and meshes with a non-unit scale keep the exact path.
+enum class SdfBackend { kExact, kGrid };
+
 /// A sensor as specified by a client (unvalidated; Scene::AddSensor validates it).
 struct SensorSpec {
   std::string name;  ///< unique in the scene
@@ -127,6 +135,9 @@ struct SensorSpec {
   int grid_rows = 0, grid_cols = 0;                 ///< rows·cols == probes for a grid, 0 for a flat list
   std::vector<double> probe_radius = {0.0};         ///< 1 shared value or one per probe (m)
   std::vector<Eigen::Vector3d> probe_local_normal;  ///< 0, 1 shared or one per probe
+
+  /// Signed distance to meshes: exact (default) or from their narrow-band grid.
+  SdfBackend sdf_backend = SdfBackend::kExact;
 
   /// Links whose geometry this sensor ignores (same naming as `link`).
   std::vector<std::string> filter_links;

@@ -111,3 +111,39 @@ def test_delete_mesh_waits_for_its_scenes_and_frees_the_bytes(server):
         with pytest.raises(taxel.NotFoundError) as e:
             c.delete_mesh(mesh_id)
         assert e.value.field == "mesh_id"
+
+
+def test_grid_backend_reads_within_the_reported_error(client, scene_name):
+    # The 10 cm cube of CUBE_V, its narrow-band grid asked for 2e-4 m over a 3 mm band.
+    mesh_id = client.upload_mesh(CUBE_V, CUBE_T.astype(np.int32), grid_max_error=2e-4, grid_band=3e-3)
+    grid = client.mesh_info(mesh_id).grid
+    assert grid is not None
+    assert grid.requested_max_error == 2e-4 and grid.band == 3e-3
+    assert 0 < grid.max_error <= 2e-4 and grid.p99_error <= grid.max_error
+    assert grid.bytes > 0 and grid.cell_size > 0 and grid.num_check_points > 1000
+    # A 9 × 9 pad of R = 2 mm probes 1 mm under the cube's bottom face (z = −0.05), edges included:
+    # exact depth R + 1 mm = 3 mm where the probe is under the face, less beyond its edges.
+    xs = np.linspace(-0.06, 0.06, 9)
+    pos = np.array([[[x, y, 0.0] for x in xs] for y in xs])
+    spec = taxel.SceneSpec(scene_name, num_envs=1)
+    spec.robot("hand").link("pad")
+    spec.object("cube", shapes=[taxel.Mesh(mesh_id)])
+    for name, backend in (("exact", "EXACT"), ("grid", "GRID")):
+        spec.add_sensor(taxel.ContactDepthProbe(name, link="pad", probe_local_pos=pos, probe_radius=0.002,
+                                                sdf_backend=backend))
+    poses = np.zeros((1, 2, 7))
+    poses[:, :, 6] = 1.0
+    poses[0, 1, 2] = 0.05 - 0.001
+    r = client.create_scene(spec).step(poses, dt=0.01, quat_order="xyzw")
+    exact, approx = r["exact"].depth[0], r["grid"].depth[0]
+    assert exact[4, 4] == pytest.approx(0.003, abs=1e-7)
+    assert (exact > 0).sum() > 20
+    np.testing.assert_allclose(approx, exact, atol=grid.max_error * 1.05 + 1e-7)
+
+
+def test_grid_over_the_memory_limit_is_refused(client):
+    v = CUBE_V * 1.5  # a mesh of its own, so that nothing about it is cached
+    with pytest.raises(taxel.ResourceExhaustedError, match="grid.max_error"):
+        client.upload_mesh(v, CUBE_T.astype(np.int32), grid_max_error=1e-9)
+    with pytest.raises(taxel.InvalidArgumentError, match="grid.band"):
+        client.upload_mesh(v, CUBE_T.astype(np.int32), grid_band=-1.0)

@@ -165,6 +165,7 @@ TEST(BadInputCatalogueCoverageTest, CoversEveryRpcAndEveryRequestEnum) {
       {"taxel.v1.Pose.quat_order", "CreateScene_pose_quat_order_7"},
       {"taxel.v1.Entity.kind", "CreateScene_entity_kind_9"},
       {"taxel.v1.SensorSpec.kind", "AddSensor_kind_9"},
+      {"taxel.v1.SensorSpec.sdf_backend", "AddSensor_sdf_backend_7"},
       {"taxel.v1.KinematicTaxelOptions.force_law", "AddSensor_kinematic_force_law_5"},
       {"taxel.v1.ImperfectionOptions.crosstalk_border", "AddSensor_crosstalk_border_9"},
       {"taxel.v1.ContactMatrixSpec.source", "CreateScene_contact_source_5"},

@@ -181,6 +181,46 @@ TEST_F(ServiceLimitsTest, MeshUploadIsRefusedBeforeItIsBuilt) {
   ExpectUnchanged(before);
 }
 
+// Mesh grids (UploadMeshRequest.grid, or a sensor with sdf_backend GRID): counted in memory_bytes
+// at the bytes UploadMeshResponse.grid reports, and refused before allocation when they do not fit.
+TEST_F(ServiceLimitsTest, MeshGridsAreCountedAndRefusedBeforeAllocation) {
+  Start(64 * kMiB);
+  const geometry::MeshData ball = BallMesh();
+  auto plain = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->has_grid());
+  const State before = Take();
+  // 1e-7 m on a 320-triangle ball needs cells of well under a micrometre: terabytes. Refused, and
+  // the mesh is as it was (uploaded, no grid).
+  v1::MeshGridOptions fine;
+  fine.set_max_error(1e-7);
+  auto refused = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball), fine);
+  ExpectExhausted(refused.status(), "grid.max_error", "signed-distance grid");
+  ExpectUnchanged(before);
+  // A GRID sensor builds the grid on first use; the grid's bytes are then the mesh's.
+  ASSERT_TRUE(client_->CreateScene(ToWire(GraspSpec("grasp", kEnvs, MeshShape(plain->mesh_id())))).ok());
+  const State with_scene = Take();
+  v1::AddSensorRequest add;
+  add.set_scene("grasp");
+  *add.mutable_sensor() = ToWire(GraspSpec("grasp", kEnvs, SphereShape(kBallR))).sensors(0);
+  add.mutable_sensor()->set_name("kin_grid");
+  add.mutable_sensor()->set_sdf_backend(v1::GRID);
+  grpc::ClientContext ctx;
+  v1::SensorInfo info;
+  const grpc::Status s = client_->stub().AddSensor(&ctx, add, &info);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  auto again = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball));  // reports the grid it has
+  ASSERT_TRUE(again.ok() && again->has_grid());
+  const int64_t grid_bytes = again->grid().bytes();
+  EXPECT_GT(grid_bytes, 0);
+  EXPECT_LE(again->grid().max_error(), 1e-4);
+  EXPECT_GE(Take().memory - with_scene.memory, grid_bytes);
+  // Deleting the scene and the mesh gives everything back.
+  ASSERT_TRUE(client_->DeleteScene("grasp").ok());
+  ASSERT_TRUE(client_->DeleteMesh(plain->mesh_id()).ok());
+  EXPECT_EQ(Take().memory, 0);
+}
+
 // Sensor buffers and histories: a history of 4096 samples of 25 probes × 6 channels in 4 envs is
 // 4 × 4096 × 150 × 4 B = 9.8 MB, over a limit of 4 MiB; the scene keeps its sensors.
 TEST_F(ServiceLimitsTest, SensorHistoryIsRefusedBeforeAllocation) {

@@ -18,8 +18,9 @@ absl::Status FromGrpc(const grpc::Status& status) {
   // The transport's refusal of a message over a size limit names no flag: say which ones set it.
   if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
       message.find("message larger than max") != std::string::npos) {
-    message += "; the limits are the server's --max_message_bytes and Client::Options::max_message_bytes (steps "
-               "and reads are split by envs on their own; a mesh must fit in one message)";
+    message +=
+        "; the limits are the server's --max_message_bytes and Client::Options::max_message_bytes (steps "
+        "and reads are split by envs on their own; a mesh must fit in one message)";
   }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), message);
 }
@@ -63,8 +64,10 @@ absl::StatusOr<v1::ServerInfo> Client::GetServerInfo() {
 }
 
 absl::StatusOr<v1::UploadMeshResponse> Client::UploadMesh(absl::Span<const double> vertices,
-                                                          absl::Span<const int32_t> triangles) {
+                                                          absl::Span<const int32_t> triangles,
+                                                          const std::optional<v1::MeshGridOptions>& grid) {
   v1::UploadMeshRequest req;
+  if (grid.has_value()) *req.mutable_grid() = *grid;
   *req.mutable_vertices() = DoubleTensor({static_cast<int64_t>(vertices.size() / 3), 3}, vertices);
   *req.mutable_triangles() = Int32Tensor({static_cast<int64_t>(triangles.size() / 3), 3}, triangles);
   TAXEL_CLIENT_UNARY(UploadMesh, req, v1::UploadMeshResponse);

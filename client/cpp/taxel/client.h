@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,13 @@ class Client {
   }
 
   absl::StatusOr<v1::ServerInfo> GetServerInfo();
-  /// vertices: V·3 coordinates (m); triangles: T·3 indices.
+  /// vertices: V·3 coordinates (m); triangles: T·3 indices. With `grid`, the server also builds
+  /// the mesh's narrow-band signed-distance grid now (for sensors with sdf_backend GRID) and
+  /// answers what it measured in UploadMeshResponse.grid (RESOURCE_EXHAUSTED naming
+  /// grid.max_error when it does not fit the memory limit).
   absl::StatusOr<v1::UploadMeshResponse> UploadMesh(absl::Span<const double> vertices,
-                                                    absl::Span<const int32_t> triangles);
+                                                    absl::Span<const int32_t> triangles,
+                                                    const std::optional<v1::MeshGridOptions>& grid = std::nullopt);
   /// Forgets an uploaded mesh (FAILED_PRECONDITION while one of this tenant's scenes uses it).
   absl::Status DeleteMesh(const std::string& mesh_id);
   absl::StatusOr<v1::SceneInfo> CreateScene(const v1::SceneSpec& spec);

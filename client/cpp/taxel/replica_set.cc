@@ -201,18 +201,19 @@ void ReplicaSetClient::MarkDown(const std::string& replica_id) {
 }
 
 absl::StatusOr<v1::UploadMeshResponse> ReplicaSetClient::UploadMesh(absl::Span<const double> vertices,
-                                                                    absl::Span<const int32_t> triangles) {
+                                                                    absl::Span<const int32_t> triangles,
+                                                                    const std::optional<v1::MeshGridOptions>& grid) {
   // Uploaded to the first live replica for its answer (validation, content id); other replicas
   // get it when a scene placed there needs it.
   for (const std::string& id : replica_ids()) {
-    auto resp = client(id)->UploadMesh(vertices, triangles);
+    auto resp = client(id)->UploadMesh(vertices, triangles, grid);
     if (resp.status().code() == absl::StatusCode::kUnavailable) {
       MarkDown(id);
       continue;
     }
     if (!resp.ok()) return resp;
     std::lock_guard<std::mutex> lock(mu_);
-    meshes_[resp->mesh_id()] = Mesh{{vertices.begin(), vertices.end()}, {triangles.begin(), triangles.end()}};
+    meshes_[resp->mesh_id()] = Mesh{{vertices.begin(), vertices.end()}, {triangles.begin(), triangles.end()}, grid};
     return resp;
   }
   return absl::UnavailableError("replica set: no live replica");
@@ -234,7 +235,7 @@ absl::StatusOr<v1::SceneInfo> ReplicaSetClient::CreateOn(const std::string& repl
   }
   if (needed.empty()) return info;
   for (const Mesh& m : needed) {
-    if (auto up = c->UploadMesh(m.vertices, m.triangles); !up.ok()) return up.status();
+    if (auto up = c->UploadMesh(m.vertices, m.triangles, m.grid); !up.ok()) return up.status();
   }
   return c->CreateScene(spec);
 }

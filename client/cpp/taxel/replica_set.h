@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,10 @@ class ReplicaSetClient {
   int recreations(const std::string& scene) const;
 
   /// Kept here and uploaded to a replica when a scene placed there needs it.
+  /// (`grid` as Client::UploadMesh; kept with the mesh and sent with every later upload.)
   absl::StatusOr<v1::UploadMeshResponse> UploadMesh(absl::Span<const double> vertices,
-                                                    absl::Span<const int32_t> triangles);
+                                                    absl::Span<const int32_t> triangles,
+                                                    const std::optional<v1::MeshGridOptions>& grid = std::nullopt);
   absl::StatusOr<v1::SceneInfo> CreateScene(const v1::SceneSpec& spec);
   /// Looked up on the live replicas in ranking order for a scene this client did not create.
   absl::StatusOr<v1::SceneInfo> GetScene(const std::string& scene);
@@ -82,6 +85,7 @@ class ReplicaSetClient {
   struct Mesh {
     std::vector<double> vertices;
     std::vector<int32_t> triangles;
+    std::optional<v1::MeshGridOptions> grid;
   };
   explicit ReplicaSetClient(Options options) : options_(std::move(options)) {}
   template <typename Fn>

@@ -212,6 +212,39 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
     meshId = r.mesh_id;
   });
 
+  test('uploadMesh with a grid, and a GRID sensor within the error it reports', async () => {
+    // The cube scaled by 1.2 (its own content id): a grid of 2e-4 m over a 3 mm band.
+    const big = CUBE_VERTICES.map((x) => 1.2 * x);
+    const r = await client.uploadMesh(big, CUBE_TRIANGLES, { grid: { max_error: 2e-4, band: 3e-3 } });
+    assert.ok(r.grid, 'grid info');
+    assert.equal(r.grid.requested_max_error, 2e-4);
+    assert.equal(r.grid.band, 3e-3);
+    assert.ok(r.grid.max_error > 0 && r.grid.max_error <= 2e-4, `max_error ${r.grid.max_error}`);
+    assert.ok(Number(r.grid.bytes) > 0);
+    await client.createScene({
+      name: 'node_grid',
+      num_envs: 1,
+      entities: [
+        { name: 'hand', kind: 'ROBOT', links: [{ name: 'pad' }] },
+        { name: 'cube', kind: 'OBJECT', links: [{ name: 'body', shapes: [{ mesh: { mesh_id: r.mesh_id } }] }] },
+      ],
+      sensors: [{
+        name: 'depth',
+        kind: 'CONTACT_DEPTH_PROBE',
+        link: 'pad',
+        sdf_backend: 'GRID',
+        probe_local_pos: tensor(padPositions(), [3, 3, 3]),
+        probe_radius: tensor(new Float64Array([R]), []),
+      }],
+    });
+    // Cube bottom at z = 0.06 − 0.001 − 0.06: the pad's probes 1 mm inside, depth R + 1 mm.
+    const pose = new Float64Array([0, 0, 0, 0, 0, 0, 1, 0, 0, 0.059, 0, 0, 0, 1]);
+    const s = await client.step({ scene: 'node_grid', poses: pose, quatOrder: 'XYZW', dt: 0.01 });
+    assertAllClose(s.get('depth', 'depth').data, Array(9).fill(0.003), r.grid.max_error * 1.05 + 1e-7, 'grid depth');
+    await client.deleteScene('node_grid');
+    await client.deleteMesh(r.mesh_id);
+  });
+
   test('createScene / getScene: a 3×3 ContactDepthProbe pad under the cube', async () => {
     sceneInfo = await client.createScene({
       name: 'node',

@@ -26,7 +26,7 @@ from taxel.errors import (AbortedError, AlreadyExistsError, CancelledError, Data
                           FailedPreconditionError, FieldViolation, InternalError, InvalidArgumentError, NotFoundError,
                           OutOfRangeError, PermissionDeniedError, ResourceExhaustedError, TaxelError,
                           UnauthenticatedError, UnavailableError, UnimplementedError, UnknownError)
-from taxel.info import ContactMatrixInfo, LinkInfo, Limits, MeshInfo, OutputInfo, SceneInfo, SensorInfo, ServerInfo
+from taxel.info import ContactMatrixInfo, LinkInfo, Limits, MeshGridInfo, MeshInfo, OutputInfo, SceneInfo, SensorInfo, ServerInfo
 from taxel.layout import grid_points_on_plane
 from taxel.local_server import LocalServer
 from taxel.mesh import mesh_content_id
@@ -47,7 +47,7 @@ __all__ = [
     "Heightfield", "Mesh", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
     "ProximityTaxel", "XYZW", "WXYZ", "ContactMatrixSpec", "NonlinearLaw", "ReportedContacts",
     "StepResult", "SensorResult", "Readings", "StepTiming", "ContactMatrix",
-    "ServerInfo", "Limits", "MeshInfo", "SceneInfo", "LinkInfo", "SensorInfo", "OutputInfo", "ContactMatrixInfo",
+    "ServerInfo", "Limits", "MeshInfo", "MeshGridInfo", "SceneInfo", "LinkInfo", "SensorInfo", "OutputInfo", "ContactMatrixInfo",
     "grid_points_on_plane", "gaussian_crosstalk_kernel", "mesh_content_id", "plot", "LocalServer",
     "TaxelError", "FieldViolation", "CancelledError", "UnknownError", "InvalidArgumentError", "DeadlineExceededError",
     "NotFoundError", "AlreadyExistsError", "PermissionDeniedError", "ResourceExhaustedError",

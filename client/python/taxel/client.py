@@ -132,24 +132,36 @@ class Client:
         """Versions, limits, capabilities and load of the server."""
         return ServerInfo.from_proto(self._rpc("GetServerInfo", service_pb2.GetServerInfoRequest()))
 
-    def upload_mesh(self, vertices: ArrayLike, triangles: ArrayLike, force: bool = False) -> str:
+    def upload_mesh(self, vertices: ArrayLike, triangles: ArrayLike, force: bool = False,
+                    grid_max_error: Optional[float] = None, grid_band: Optional[float] = None) -> str:
         """Uploads a triangle mesh and returns its content id (SHA-256 hex).
 
         `vertices`: [V, 3] real (float32/float64 sent as they are), metres, mesh frame.
         `triangles`: [T, 3] integer indices, counter-clockwise seen from outside.
+        `grid_max_error`, `grid_band` (m): also build the mesh's narrow-band signed-distance grid now
+        (for sensors with `sdf_backend="GRID"`; they otherwise build it on first use), for that
+        error (default 1e-4) over that band (default 5e-3, at least the largest probe radius);
+        `mesh_info(id).grid` then holds what the server measured. A grid over the memory limit
+        raises ResourceExhaustedError naming grid.max_error.
 
         The id is computed locally first (the server's canonical hash, taxel.mesh_content_id); a mesh
-        this client already uploaded is not sent again unless `force`. Server-side validation
-        errors (degenerate triangles, indices out of range) raise InvalidArgumentError.
+        this client already uploaded is not sent again unless `force` or a grid is asked for.
+        Server-side validation errors (degenerate triangles, indices out of range) raise
+        InvalidArgumentError.
         """
         v, t = canonical_mesh_arrays(vertices, triangles)
         mesh_id = mesh_content_id(v, t)
+        want_grid = grid_max_error is not None or grid_band is not None
         with self._lock:
-            if mesh_id in self._meshes and not force:
+            if mesh_id in self._meshes and not force and not want_grid:
                 return mesh_id
         req = service_pb2.UploadMeshRequest()
         encode_real(v, req.vertices)
         encode_int32(t, req.triangles)
+        if want_grid:
+            req.grid.SetInParent()  # present even when both are 0 (the defaults)
+            req.grid.max_error = 0.0 if grid_max_error is None else float(grid_max_error)
+            req.grid.band = 0.0 if grid_band is None else float(grid_band)
         return self._upload(mesh_id, req)
 
     def _upload(self, mesh_id: str, req) -> str:

@@ -59,6 +59,25 @@ class ServerInfo:
 
 
 @dataclass(frozen=True)
+class MeshGridInfo:
+    """A mesh's narrow-band signed-distance grid (sensors with sdf_backend="GRID"), as measured
+    against the exact signed distance after building (random band points, vertices, edge midpoints)."""
+    requested_max_error: float  # m
+    max_error: float            # m, largest |grid - exact| over the check points
+    p99_error: float            # m
+    cell_size: float            # m
+    band: float                 # m: probes of radius <= band use it
+    bytes: int                  # counted against --max_memory_bytes
+    num_check_points: int
+    num_bricks: int
+
+    @classmethod
+    def from_proto(cls, g) -> "MeshGridInfo":
+        return cls(g.requested_max_error, g.max_error, g.p99_error, g.cell_size, g.band, g.bytes,
+                   g.num_check_points, g.num_bricks)
+
+
+@dataclass(frozen=True)
 class MeshInfo:
     """What the server said when a mesh was uploaded."""
     mesh_id: str
@@ -67,10 +86,13 @@ class MeshInfo:
     num_triangles: int
     watertight: bool  # closed and consistently oriented; else signs come from the winding number
     was_inside_out: bool
+    grid: Optional[MeshGridInfo] = None  # when the mesh has a grid
 
     @classmethod
     def from_proto(cls, p) -> "MeshInfo":
-        return cls(p.mesh_id, p.newly_added, p.num_vertices, p.num_triangles, p.watertight, p.was_inside_out)
+        grid = MeshGridInfo.from_proto(p.grid) if p.HasField("grid") else None
+        return cls(p.mesh_id, p.newly_added, p.num_vertices, p.num_triangles, p.watertight, p.was_inside_out,
+                   grid)
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,17 @@ std::vector<BadInput> MeshCases() {
              *r.mutable_vertices() = DoubleTensor({4, 3}, {0, 0, 0, 1, 0, 0, 0, 1, 0, 2, 0, 0});
            }),
            kInvalid, "triangles[1]", "degenerate triangle (zero area)"),
+      // Grid options: finite and >= 0 (0 = default), and a grid that fits the memory limit.
+      Case("grid_max_error_negative", m, Mesh([](auto& r) { r.mutable_grid()->set_max_error(-1e-4); }), kInvalid,
+           "grid.max_error", "expected a finite error >= 0"),
+      Case("grid_max_error_nan", m, Mesh([](auto& r) { r.mutable_grid()->set_max_error(kNaN); }), kInvalid,
+           "grid.max_error", "expected a finite error >= 0"),
+      Case("grid_band_inf", m, Mesh([](auto& r) { r.mutable_grid()->set_band(kInf); }), kInvalid, "grid.band",
+           "expected a finite band >= 0"),
+      // 1 nm on the tetrahedron's sharp edges needs cells of about 4 nm: far more memory than any
+      // limit; refused before allocation, and the mesh is not kept.
+      Case("grid_max_error_needs_too_much_memory", m, Mesh([](auto& r) { r.mutable_grid()->set_max_error(1e-9); }),
+           kExhausted, "grid.max_error", "signed-distance grid"),
       // The test server allows 100000 triangles per mesh.
       Case("too_many_triangles", m, Mesh([](auto& r) {
              *r.mutable_triangles() = Int32Tensor({100001, 3}, std::vector<int32_t>(300003, 0));
@@ -122,8 +133,7 @@ std::vector<BadInput> DeleteMeshCases() {
   };
   // A mesh the scene "meshy" uses (its ball): refused, and the mesh, the scene and memory_bytes
   // stay as they were (the snapshot is taken after the setup).
-  cases.push_back(Case("id_in_use", m,
-                       Build<v1::DeleteMeshRequest>([](v1::DeleteMeshRequest& r, BadInputContext& ctx) {
+  cases.push_back(Case("id_in_use", m, Build<v1::DeleteMeshRequest>([](v1::DeleteMeshRequest& r, BadInputContext& ctx) {
                          r.set_mesh_id(ctx.mesh_id);
                        }),
                        kPrecondition, "mesh_id", "is used by scene 'meshy'; delete the scene first")

@@ -46,6 +46,13 @@ std::vector<BadInput> SensorCases() {
       Case("link_empty", m, Sensor([](auto& s) { s.set_link(""); }), kNotFound, "sensor.link", "unknown link ''"),
       Case("filter_link_unknown", m, Sensor([](auto& s) { s.add_filter_links("nope"); }), kNotFound,
            "sensor.filter_links[0]", "unknown link 'nope'"),
+      Case("sdf_backend_7", m, Sensor([](auto& s) { s.set_sdf_backend(static_cast<v1::SdfBackend>(7)); }), kInvalid,
+           "sensor.sdf_backend", "7 is not a value of taxel.v1.SdfBackend"),
+      Case("sdf_backend_grid_on_proximity", m, Sensor([](auto& s) {
+             Tracking(s, v1::PROXIMITY_TAXEL, "ball");
+             s.set_sdf_backend(v1::GRID);
+           }),
+           kInvalid, "sensor.sdf_backend", "a PROXIMITY_TAXEL reads point clouds"),
 
       // ---- Layout ----
       Case("positions_missing", m, Sensor([](auto& s) { s.clear_probe_local_pos(); }), kInvalid,
