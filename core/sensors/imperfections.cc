@@ -137,8 +137,8 @@ const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint6
   const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
   Workspace::Scope scope(ws);  // the random words only; `out` belongs to the caller's scope
   uint32_t* bits = ws.Take<uint32_t>(4 * static_cast<size_t>(blocks));
-  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), GlobalEnv(env),
-             static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits, blocks);
+  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), GlobalEnv(env), static_cast<uint32_t>(first_block),
+             static_cast<uint32_t>(step), bits, blocks);
   for (int i = 0; i < count; ++i) {
     const uint32_t word = bits[begin + i - 4 * first_block];
     if (out[i] != 0) out[i] = std::max(0.0, out[i] + (2 * UniformFromBits(word) - 1) * spec_.probe_radius_noise);
@@ -309,16 +309,47 @@ struct ValueStageParams {
   float decay, strength, walk_sigma, noise_sigma, bias_value, resolution, inv_resolution;
 };
 
+// The stages after hysteresis on x[0, len), in one pass (one load and one store of each value):
+// random walk (state walk, increments σ·z_walk), white noise, bias, quantisation, each value in
+// that order — the same operations as one loop per stage, so the same bits. The stages that are
+// off are left out at compile time (adding 0 would turn −0 into +0).
+template <bool kWalk, bool kNoise, bool kBias, bool kQuantise>
+inline __attribute__((always_inline)) void PointStages(const ValueStageParams& p, float* x, size_t len, float* walk,
+                                                       const float* z_walk, const float* z_noise) {
+  // Locals: x may alias the parameter block as far as the compiler knows.
+  const float walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma, bias = p.bias_value;
+  const float resolution = p.resolution, inv_resolution = p.inv_resolution;
+  for (size_t i = 0; i < len; ++i) {
+    float v = x[i];
+    if (kWalk) {
+      const float w = walk[i] + walk_sigma * z_walk[i];
+      walk[i] = w;
+      v += w;
+    }
+    if (kNoise) v += noise_sigma * z_noise[i];
+    if (kBias) v += bias;
+    if (kQuantise) {
+      // q = v / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to
+      // an integer in the default rounding mode (larger |q| are integers already); the sign is put
+      // back afterwards, so that −0 stays −0 as with nearbyint.
+      const float q = v * inv_resolution;
+      const float a = std::fabs(q);
+      const float rounded = (a + 8388608.f) - 8388608.f;
+      const float r = a < 8388608.f ? rounded : a;
+      v = resolution * std::copysign(r, q);
+    }
+    x[i] = v;
+  }
+}
+
 // The value stages on x[0, len): hysteresis (state xi, prev; one zero flag per kHystBlock values
-// in hyst_zero), random walk (state walk, increments σ·z_walk), white noise, bias, quantisation.
-// Float arithmetic, element-wise loops in a fixed order: both clones give the same bits.
+// in hyst_zero), then PointStages. Float arithmetic, element-wise loops in a fixed order: both
+// clones give the same bits.
 __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
                                                                    float* x, size_t len, float* xi, float* prev,
                                                                    uint8_t* hyst_zero, float* walk, const float* z_walk,
                                                                    const float* z_noise) {
-  // Locals: x may alias the parameter block as far as the compiler knows.
-  const float decay = p.decay, strength = p.strength, walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma;
-  const float bias = p.bias_value, resolution = p.resolution, inv_resolution = p.inv_resolution;
+  const float decay = p.decay, strength = p.strength;
   if (p.hysteresis) {
     // ξ ← decay·ξ + (x − x_prev); y = x + s·ξ. Blocks whose state and input are all +0 stay so
     // (the update would give +0 everywhere): skipped.
@@ -348,29 +379,29 @@ __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueSt
       zero = state == 0;
     }
   }
-  if (p.walk) {
-    for (size_t i = 0; i < len; ++i) {
-      walk[i] += walk_sigma * z_walk[i];
-      x[i] += walk[i];
-    }
-  }
-  if (p.noise) {
-    for (size_t i = 0; i < len; ++i) x[i] += noise_sigma * z_noise[i];
-  }
-  if (p.bias) {  // (adding 0 would turn −0 into +0)
-    for (size_t i = 0; i < len; ++i) x[i] += bias;
-  }
-  if (p.quantise) {
-    // q = x / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to an
-    // integer in the default rounding mode (larger |q| are integers already); the sign is put back
-    // afterwards, so that −0 stays −0 as with nearbyint.
-    for (size_t i = 0; i < len; ++i) {
-      const float q = x[i] * inv_resolution;
-      const float a = std::fabs(q);
-      const float rounded = (a + 8388608.f) - 8388608.f;
-      const float r = a < 8388608.f ? rounded : a;
-      x[i] = resolution * std::copysign(r, q);
-    }
+  // The 16 combinations of the point stages, each its own loop.
+  switch (p.walk * 8 + p.noise * 4 + p.bias * 2 + p.quantise) {
+#define TAXEL_POINT_STAGES(mask)                                                                                       \
+  case mask:                                                                                                           \
+    PointStages<((mask)&8) != 0, ((mask)&4) != 0, ((mask)&2) != 0, ((mask)&1) != 0>(p, x, len, walk, z_walk, z_noise); \
+    break;
+    TAXEL_POINT_STAGES(0)
+    TAXEL_POINT_STAGES(1)
+    TAXEL_POINT_STAGES(2)
+    TAXEL_POINT_STAGES(3)
+    TAXEL_POINT_STAGES(4)
+    TAXEL_POINT_STAGES(5)
+    TAXEL_POINT_STAGES(6)
+    TAXEL_POINT_STAGES(7)
+    TAXEL_POINT_STAGES(8)
+    TAXEL_POINT_STAGES(9)
+    TAXEL_POINT_STAGES(10)
+    TAXEL_POINT_STAGES(11)
+    TAXEL_POINT_STAGES(12)
+    TAXEL_POINT_STAGES(13)
+    TAXEL_POINT_STAGES(14)
+    TAXEL_POINT_STAGES(15)
+#undef TAXEL_POINT_STAGES
   }
 }
 
