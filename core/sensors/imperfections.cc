@@ -253,7 +253,6 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
   // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
   // crosstalk, the caller's workspace (nothing of it outlives the step).
@@ -266,6 +265,13 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     sample = raw;
   } else {
     sample = ws.Take<float>(nc);
+  }
+  // The sample reported now (its age: 0 the current one; read by the caller right after): when it
+  // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
+  const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
+  if (age > 0 && static_cast<uint64_t>(age) <= written_[env]) {
+    const float* reported = &ring_data_[RingOffset(env, written_[env] - age, ring_)];
+    for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
@@ -282,6 +288,12 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   }
   ++written_[env];
   if (spec_.delay <= 0) return sample;
+  if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
+  return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
+}
+
+int MeasuredPipeline::DelayAge(int env, uint64_t step, double dt) const {
+  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   double d = spec_.delay / dt;
   if (spec_.jitter > 0) {
     const auto b = rng_jitter_(sid, e, 0, static_cast<uint32_t>(step));
@@ -296,9 +308,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else {
     age = static_cast<int>(std::lround(d));
   }
-  age = std::clamp(age, 0, ring_ - 1);
-  if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
-  return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
+  return std::clamp(age, 0, ring_ - 1);
 }
 
 namespace {
@@ -438,6 +448,12 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* walk = walk_.data() + off;
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
+    // The chunk's state comes from memory (each env's is touched once a step): its loads are
+    // started now and overlap the drawing of the normals instead of stalling the stages.
+    for (size_t i = 0; i < len; i += 64 / sizeof(float)) {
+      if (p.hysteresis) __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      if (p.walk) __builtin_prefetch(walk + c0 + i, 1, 3);
+    }
     if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);
     if (p.noise) FillStandardNormals(rng_noise_, sid, e, st, z_noise, len, c0);
     const bool h = p.hysteresis;
