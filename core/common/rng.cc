@@ -61,7 +61,7 @@ inline void BoxMullerParts(uint32_t w, float* r, float* c, float* s) {
   SinCosTurns(u2, c, s);
 }
 
-// 64 normals from the blocks (c0, c1, c2 … c2 + 7, c3): Philox4x32-10 on 8 counters side by side
+// 64 normals from the blocks (c0, c1, c2 … c2 + 7, c3): Philox4x32-7 on 8 counters side by side
 // (lane-parallel loops), then Box–Muller per word. Output order: block l, word i → out[8l + 2i],
 // out[8l + 2i + 1].
 void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
@@ -69,7 +69,7 @@ void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t 
   uint32_t x0[kLanes], x1[kLanes], x2[kLanes], x3[kLanes];
   for (int l = 0; l < kLanes; ++l) x0[l] = c0, x1[l] = c1, x2[l] = c2 + l, x3[l] = c3;
   uint32_t k0 = k0_in, k1 = k1_in;
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < kNormalRounds; ++round) {
     for (int l = 0; l < kLanes; ++l) {
       const uint64_t p0 = static_cast<uint64_t>(Philox4x32::kM0) * x0[l];
       const uint64_t p1 = static_cast<uint64_t>(Philox4x32::kM1) * x2[l];
@@ -149,9 +149,9 @@ TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   *s = _mm256_xor_ps(b, _mm256_castsi256_ps(_mm256_slli_epi32(neg_s, 31)));
 }
 
-// Philox4x32-10 on kSets × 8 counters (c0, c1, c2 + 8j + l, c3), set j, lane l. Independent sets
-// interleaved round by round, so that their multiply chains overlap.
-template <int kSets>
+// Philox4x32-kRounds on kSets × 8 counters (c0, c1, c2 + 8j + l, c3), set j, lane l. Independent
+// sets interleaved round by round, so that their multiply chains overlap.
+template <int kRounds, int kSets>
 TAXEL_AVX2 inline void PhiloxSets(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                   __m256i (*words)[4]) {
   __m256i x0[kSets], x1[kSets], x2[kSets], x3[kSets];
@@ -168,7 +168,7 @@ TAXEL_AVX2 inline void PhiloxSets(uint32_t k0, uint32_t k1, uint32_t c0, uint32_
   __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0)), key1 = _mm256_set1_epi32(static_cast<int>(k1));
   const __m256i w0 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW0));
   const __m256i w1 = _mm256_set1_epi32(static_cast<int>(Philox4x32::kW1));
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < kRounds; ++round) {
     for (int j = 0; j < kSets; ++j) {
       __m256i lo0, lo1;
       const __m256i hi0 = MulHiLo(x0[j], m0, &lo0);
@@ -186,7 +186,7 @@ TAXEL_AVX2 inline void PhiloxSets(uint32_t k0, uint32_t k1, uint32_t c0, uint32_
 TAXEL_AVX2 void BlocksAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                            uint32_t* out) {
   __m256i words[1][4];
-  PhiloxSets<1>(k0, k1, c0, c1, c2, c3, words);
+  PhiloxSets<10, 1>(k0, k1, c0, c1, c2, c3, words);
   alignas(32) uint32_t w[4][kLanes];
   for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(w[i]), words[0][i]);
   for (int l = 0; l < kLanes; ++l) {
@@ -233,7 +233,7 @@ TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
 TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                  float* out) {
   __m256i words[1][4];
-  PhiloxSets<1>(k0, k1, c0, c1, c2, c3, words);
+  PhiloxSets<kNormalRounds, 1>(k0, k1, c0, c1, c2, c3, words);
   NormalsFromWords(words[0], out);
 }
 
@@ -242,7 +242,7 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t
 TAXEL_AVX2 void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                    float* out) {
   __m256i words[4][4];
-  PhiloxSets<4>(k0, k1, c0, c1, c2, c3, words);
+  PhiloxSets<kNormalRounds, 4>(k0, k1, c0, c1, c2, c3, words);
   for (int j = 0; j < 4; ++j) NormalsFromWords(words[j], out + 64 * j);
 }
 #undef TAXEL_AVX2

@@ -1,5 +1,5 @@
-// Counter-based random numbers: Philox4x32-10 (Salmon, Moraes, Dror, Shaw, "Parallel random
-// numbers: as easy as 1, 2, 3", SC 2011).
+// Counter-based random numbers: Philox4x32 (Salmon, Moraes, Dror, Shaw, "Parallel random
+// numbers: as easy as 1, 2, 3", SC 2011), 10 rounds for uniforms and 7 for the Gaussian noise.
 //
 // A draw is a pure function of (key, counter): the same (scene seed, purpose, sensor, env, probe,
 // step or reset count) always gives the same numbers, whichever thread computes them and in
@@ -13,7 +13,13 @@
 
 namespace taxel {
 
-/// Philox4x32 with 10 rounds: maps a 128-bit counter and a 64-bit key to 128 random bits.
+/// Rounds of Philox4x32 behind FillStandardNormals. Salmon et al. (Table 2) find Philox4x32-7 the
+/// fewest rounds that pass TestU01 BigCrush (10 is their default, with a safety margin); the
+/// normals' own quality is tested in tests/core/common/normal_quality_test.cc.
+inline constexpr int kNormalRounds = 7;
+
+/// Philox4x32: maps a 128-bit counter and a 64-bit key to 128 random bits, by 10 rounds
+/// (operator()) or another round count (Rounds<R>, e.g. the 7 of kNormalRounds).
 class Philox4x32 {
  public:
   using Block = std::array<uint32_t, 4>;
@@ -22,11 +28,18 @@ class Philox4x32 {
   constexpr Philox4x32(uint64_t seed, uint32_t stream)
       : k0_(static_cast<uint32_t>(seed) ^ (stream * 0x9E3779B9u)), k1_(static_cast<uint32_t>(seed >> 32) + stream) {}
 
-  /// The 4 random words for counter (c0, c1, c2, c3).
+  /// The 4 random words of Philox4x32-10 for counter (c0, c1, c2, c3).
   constexpr Block operator()(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    return Rounds<10>(c0, c1, c2, c3);
+  }
+
+  /// The 4 random words of Philox4x32-R (R rounds, the same key schedule) for (c0, c1, c2, c3).
+  template <int R>
+  constexpr Block Rounds(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    static_assert(R >= 1 && R <= 16, "Philox4x32 is defined for 1 to 16 rounds");
     Block c{c0, c1, c2, c3};
     uint32_t k0 = k0_, k1 = k1_;
-    for (int round = 0; round < 10; ++round) {
+    for (int round = 0; round < R; ++round) {
       const uint64_t p0 = static_cast<uint64_t>(kM0) * c[0];
       const uint64_t p1 = static_cast<uint64_t>(kM1) * c[2];
       c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(p1),
@@ -67,7 +80,8 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 }
 
 /// Fills out[0, count) with standard normals (float) for the counters (c0, c1, b, c3) of `rng`,
-/// b = 0, 1, …: block b gives out[8b, 8b + 8), two per 32-bit word w by Box–Muller, from the radius
+/// b = 0, 1, …: block b = rng.Rounds<kNormalRounds>(c0, c1, b, c3) (Philox4x32-7, the key of
+/// `rng`) gives out[8b, 8b + 8), two per 32-bit word w by Box–Muller, from the radius
 /// uniform u1 = (⌊w / 2^12⌋ + ½) / 2^20 and the angle uniform u2 = (w mod 2^12 + ½) / 2^12:
 /// out[2i] = √(−2 ln u1)·cos 2πu2, out[2i + 1] = √(−2 ln u1)·sin 2πu2. The tails are cut at
 /// √(2 ln 2^21) ≈ 5.4σ and the angle has 4096 levels — ample for sensor noise. Branch-free float
@@ -79,8 +93,8 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 void FillStandardNormals(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out, size_t count,
                          size_t first = 0);
 
-/// out[4i + w] = rng(c0, c1, c2 + i, c3)[w] for i < blocks: consecutive blocks, 8 at a time (AVX2
-/// when the CPU has it).
+/// out[4i + w] = rng(c0, c1, c2 + i, c3)[w] (Philox4x32-10) for i < blocks: consecutive blocks, 8
+/// at a time (AVX2 when the CPU has it).
 void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out,
                 size_t blocks);
 

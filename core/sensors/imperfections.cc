@@ -137,8 +137,8 @@ const double* MeasuredPipeline::MeasuredRadii(int env, int begin, int end, uint6
   const int first_block = begin / 4, blocks = (end + 3) / 4 - first_block;
   Workspace::Scope scope(ws);  // the random words only; `out` belongs to the caller's scope
   uint32_t* bits = ws.Take<uint32_t>(4 * static_cast<size_t>(blocks));
-  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), GlobalEnv(env),
-             static_cast<uint32_t>(first_block), static_cast<uint32_t>(step), bits, blocks);
+  FillBlocks(rng_radius_, static_cast<uint32_t>(sensor_id_), GlobalEnv(env), static_cast<uint32_t>(first_block),
+             static_cast<uint32_t>(step), bits, blocks);
   for (int i = 0; i < count; ++i) {
     const uint32_t word = bits[begin + i - 4 * first_block];
     if (out[i] != 0) out[i] = std::max(0.0, out[i] + (2 * UniformFromBits(word) - 1) * spec_.probe_radius_noise);
@@ -253,7 +253,6 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
   // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
   // crosstalk, the caller's workspace (nothing of it outlives the step).
@@ -266,6 +265,13 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     sample = raw;
   } else {
     sample = ws.Take<float>(nc);
+  }
+  // The sample reported now (its age: 0 the current one; read by the caller right after): when it
+  // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
+  const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
+  if (age > 0 && static_cast<uint64_t>(age) <= written_[env]) {
+    const float* reported = &ring_data_[RingOffset(env, written_[env] - age, ring_)];
+    for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   if (sample_now) {
@@ -282,6 +288,12 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   }
   ++written_[env];
   if (spec_.delay <= 0) return sample;
+  if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
+  return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
+}
+
+int MeasuredPipeline::DelayAge(int env, uint64_t step, double dt) const {
+  const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   double d = spec_.delay / dt;
   if (spec_.jitter > 0) {
     const auto b = rng_jitter_(sid, e, 0, static_cast<uint32_t>(step));
@@ -296,9 +308,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else {
     age = static_cast<int>(std::lround(d));
   }
-  age = std::clamp(age, 0, ring_ - 1);
-  if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
-  return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
+  return std::clamp(age, 0, ring_ - 1);
 }
 
 namespace {
@@ -309,16 +319,47 @@ struct ValueStageParams {
   float decay, strength, walk_sigma, noise_sigma, bias_value, resolution, inv_resolution;
 };
 
+// The stages after hysteresis on x[0, len), in one pass (one load and one store of each value):
+// random walk (state walk, increments σ·z_walk), white noise, bias, quantisation, each value in
+// that order — the same operations as one loop per stage, so the same bits. The stages that are
+// off are left out at compile time (adding 0 would turn −0 into +0).
+template <bool kWalk, bool kNoise, bool kBias, bool kQuantise>
+inline __attribute__((always_inline)) void PointStages(const ValueStageParams& p, float* x, size_t len, float* walk,
+                                                       const float* z_walk, const float* z_noise) {
+  // Locals: x may alias the parameter block as far as the compiler knows.
+  const float walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma, bias = p.bias_value;
+  const float resolution = p.resolution, inv_resolution = p.inv_resolution;
+  for (size_t i = 0; i < len; ++i) {
+    float v = x[i];
+    if (kWalk) {
+      const float w = walk[i] + walk_sigma * z_walk[i];
+      walk[i] = w;
+      v += w;
+    }
+    if (kNoise) v += noise_sigma * z_noise[i];
+    if (kBias) v += bias;
+    if (kQuantise) {
+      // q = v / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to
+      // an integer in the default rounding mode (larger |q| are integers already); the sign is put
+      // back afterwards, so that −0 stays −0 as with nearbyint.
+      const float q = v * inv_resolution;
+      const float a = std::fabs(q);
+      const float rounded = (a + 8388608.f) - 8388608.f;
+      const float r = a < 8388608.f ? rounded : a;
+      v = resolution * std::copysign(r, q);
+    }
+    x[i] = v;
+  }
+}
+
 // The value stages on x[0, len): hysteresis (state xi, prev; one zero flag per kHystBlock values
-// in hyst_zero), random walk (state walk, increments σ·z_walk), white noise, bias, quantisation.
-// Float arithmetic, element-wise loops in a fixed order: both clones give the same bits.
+// in hyst_zero), then PointStages. Float arithmetic, element-wise loops in a fixed order: both
+// clones give the same bits.
 __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
                                                                    float* x, size_t len, float* xi, float* prev,
                                                                    uint8_t* hyst_zero, float* walk, const float* z_walk,
                                                                    const float* z_noise) {
-  // Locals: x may alias the parameter block as far as the compiler knows.
-  const float decay = p.decay, strength = p.strength, walk_sigma = p.walk_sigma, noise_sigma = p.noise_sigma;
-  const float bias = p.bias_value, resolution = p.resolution, inv_resolution = p.inv_resolution;
+  const float decay = p.decay, strength = p.strength;
   if (p.hysteresis) {
     // ξ ← decay·ξ + (x − x_prev); y = x + s·ξ. Blocks whose state and input are all +0 stay so
     // (the update would give +0 everywhere): skipped.
@@ -348,29 +389,29 @@ __attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueSt
       zero = state == 0;
     }
   }
-  if (p.walk) {
-    for (size_t i = 0; i < len; ++i) {
-      walk[i] += walk_sigma * z_walk[i];
-      x[i] += walk[i];
-    }
-  }
-  if (p.noise) {
-    for (size_t i = 0; i < len; ++i) x[i] += noise_sigma * z_noise[i];
-  }
-  if (p.bias) {  // (adding 0 would turn −0 into +0)
-    for (size_t i = 0; i < len; ++i) x[i] += bias;
-  }
-  if (p.quantise) {
-    // q = x / resolution rounded half to even: adding and subtracting 2^23 rounds |q| < 2^23 to an
-    // integer in the default rounding mode (larger |q| are integers already); the sign is put back
-    // afterwards, so that −0 stays −0 as with nearbyint.
-    for (size_t i = 0; i < len; ++i) {
-      const float q = x[i] * inv_resolution;
-      const float a = std::fabs(q);
-      const float rounded = (a + 8388608.f) - 8388608.f;
-      const float r = a < 8388608.f ? rounded : a;
-      x[i] = resolution * std::copysign(r, q);
-    }
+  // The 16 combinations of the point stages, each its own loop.
+  switch (p.walk * 8 + p.noise * 4 + p.bias * 2 + p.quantise) {
+#define TAXEL_POINT_STAGES(mask)                                                                                       \
+  case mask:                                                                                                           \
+    PointStages<((mask)&8) != 0, ((mask)&4) != 0, ((mask)&2) != 0, ((mask)&1) != 0>(p, x, len, walk, z_walk, z_noise); \
+    break;
+    TAXEL_POINT_STAGES(0)
+    TAXEL_POINT_STAGES(1)
+    TAXEL_POINT_STAGES(2)
+    TAXEL_POINT_STAGES(3)
+    TAXEL_POINT_STAGES(4)
+    TAXEL_POINT_STAGES(5)
+    TAXEL_POINT_STAGES(6)
+    TAXEL_POINT_STAGES(7)
+    TAXEL_POINT_STAGES(8)
+    TAXEL_POINT_STAGES(9)
+    TAXEL_POINT_STAGES(10)
+    TAXEL_POINT_STAGES(11)
+    TAXEL_POINT_STAGES(12)
+    TAXEL_POINT_STAGES(13)
+    TAXEL_POINT_STAGES(14)
+    TAXEL_POINT_STAGES(15)
+#undef TAXEL_POINT_STAGES
   }
 }
 
@@ -407,6 +448,12 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* walk = walk_.data() + off;
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
+    // The chunk's state comes from memory (each env's is touched once a step): its loads are
+    // started now and overlap the drawing of the normals instead of stalling the stages.
+    for (size_t i = 0; i < len; i += 64 / sizeof(float)) {
+      if (p.hysteresis) __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      if (p.walk) __builtin_prefetch(walk + c0 + i, 1, 3);
+    }
     if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);
     if (p.noise) FillStandardNormals(rng_noise_, sid, e, st, z_noise, len, c0);
     const bool h = p.hysteresis;

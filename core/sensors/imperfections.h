@@ -113,6 +113,8 @@ class MeasuredPipeline {
   int history_length() const { return spec_.history_length; }
 
  private:
+  // Age in samples of what env e reports at `step` with a delay (0: the current sample), ≤ ring_ − 1.
+  int DelayAge(int env, uint64_t step, double dt) const;
   // The value stages (hysteresis … quantisation, dead taxels, fillers) on sample xs[n·C] of env e.
   void ApplyStages(int env, uint64_t step, double dt, float* xs);
   void Crosstalk(const float* x, float* y, Workspace& ws) const;

@@ -1,4 +1,4 @@
-// Tests for core/common/rng.h: the Random123 known-answer vectors for Philox4x32-10 and
+// Tests for core/common/rng.h: the Random123 known-answer vectors for Philox4x32-10 and -7, and
 // moment checks of the uniform and normal transforms with CLT-derived tolerances.
 #include "core/common/rng.h"
 
@@ -43,6 +43,30 @@ TEST(PhiloxTest, Random123KnownAnswers) {
       EXPECT_EQ(out[i], kat.out[i]) << "word " << i << " of KAT with ctr[0]=" << std::hex << kat.ctr[0];
     }
   }
+}
+
+// The same file's lines "philox4x32 7 CTR[4] KEY[2] -> OUT[4]": the generator of the normals.
+constexpr Kat kKats7[] = {
+    {{0, 0, 0, 0}, {0, 0}, {0x5f6fb709, 0x0d893f64, 0x4f121f81, 0x4f730a48}},
+    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+     {0xffffffff, 0xffffffff},
+     {0x5207ddc2, 0x45165e59, 0x4d8ee751, 0x8c52f662}},
+    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+     {0xa4093822, 0x299f31d0},
+     {0x4dfccaba, 0x190a87f0, 0xc47362ba, 0xb6b5242a}},
+};
+
+TEST(PhiloxTest, Random123KnownAnswersWithSevenRounds) {
+  static_assert(kNormalRounds == 7, "the KATs below are those of Philox4x32-7");
+  for (const Kat& kat : kKats7) {
+    const Philox4x32 rng = FromKey(kat.key[0], kat.key[1]);
+    const Philox4x32::Block out = rng.Rounds<7>(kat.ctr[0], kat.ctr[1], kat.ctr[2], kat.ctr[3]);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(out[i], kat.out[i]) << "word " << i << " of KAT with ctr[0]=" << std::hex << kat.ctr[0];
+    }
+  }
+  // operator() is the 10-round generator.
+  EXPECT_EQ(FromKey(0, 0)(0, 0, 0, 0), FromKey(0, 0).Rounds<10>(0, 0, 0, 0));
 }
 
 TEST(PhiloxTest, KnownAnswerIsAConstantExpression) {
@@ -147,14 +171,15 @@ TEST(NormalTest, ExtremeWordsStayFinite) {
 }
 
 // FillStandardNormals against its documented formula, evaluated here in double with libm: block
-// b = (c0, c1, b, c3), word i → r = √(−2 ln((⌊w/4096⌋ + ½)/2^20)), θ = 2π((w mod 4096) + ½)/4096,
-// out[8b + 2i] = r cos θ, out[8b + 2i + 1] = r sin θ. Float series: |error| ≤ 2e-6·max(1, r).
+// b = Philox4x32-7 of (c0, c1, b, c3) (its words checked by the KATs above), word i → r = √(−2 ln((⌊w/4096⌋ +
+// ½)/2^20)), θ = 2π((w mod 4096) + ½)/4096, out[8b + 2i] = r cos θ, out[8b + 2i + 1] = r sin θ. Float series: |error| ≤
+// 2e-6·max(1, r).
 TEST(FillStandardNormalsTest, MatchesTheBoxMullerFormulaWordByWord) {
   const Philox4x32 rng(99, 5);
   std::vector<float> z(8 * 20 + 5);  // 20 full blocks and a partial one
   FillStandardNormals(rng, 3, 4, 6, z.data(), z.size());
   for (size_t b = 0; 8 * b < z.size(); ++b) {
-    const auto w = rng(3, 4, static_cast<uint32_t>(b), 6);
+    const auto w = rng.Rounds<kNormalRounds>(3, 4, static_cast<uint32_t>(b), 6);
     for (int i = 0; i < 4; ++i) {
       const double r = std::sqrt(-2 * std::log(((w[i] >> 12) + 0.5) / 1048576.0));
       const double theta = 2 * M_PI * ((w[i] & 4095u) + 0.5) / 4096.0;
