@@ -1,0 +1,271 @@
+#include "core/geometry/implicit_pair.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "Eigen/Dense"
+
+namespace taxel::geometry {
+namespace {
+
+using Vector6d = Eigen::Matrix<double, 6, 1>;
+using Matrix6d = Eigen::Matrix<double, 6, 6>;
+
+// The equations. With y1 = x/α (frame 1) and y2 = R_12ᵀ(x − r)/α (frame 2), the Lagrangian of
+// min α s.t. φ1(y1) ≤ 0, φ2(y2) ≤ 0 is L = α + λ1φ1(y1) + λ2φ2(y2). The chain rule through x/α:
+//
+//   ∂y1/∂x = I/α,  ∂y2/∂x = R_12ᵀ/α,  ∂y1/∂α = −y1/α,  ∂y2/∂α = −y2/α,
+//
+// so ∇xφ1 = g1/α, ∇xφ2 = R_12 g2/α, ∂αφ1 = −g1·y1/α, ∂αφ2 = −g2·y2/α (g_i = ∇φ_i(y_i) in the
+// shape's frame), and the first-order conditions are
+//
+//   F1 = φ1(y1) = 0,  F2 = φ2(y2) = 0,
+//   F3:5 = λ1∇xφ1 + λ2∇xφ2 = μ1 g1 + μ2 R_12 g2 = 0,
+//   F6 = 1 + λ1∂αφ1 + λ2∂αφ2 = 1 − μ1 g1·y1 − μ2 g2·y2 = 0,        μ_i = λ_i/α.
+//
+// Both constraints are active at the optimum (a slack one would let α shrink). We iterate on
+// z = (x, s = ln α, μ1, μ2): with α = e^s the scale stays positive, and μ_i = λ_i/α are the
+// multipliers of min ln α, which are O(1) for every pose (g·y ≈ 1 on the surfaces of SE, SEC,
+// polytope and cone, 2 for the sphere's |y|²/R² − 1). With a = e^{−s}, ∂y1/∂s = −y1, ∂y2/∂s = −y2,
+// H_i = ∇²φ_i, w1 = H1 y1, w2 = R_12 H2 y2, c_i = g_i·y_i, G2 = R_12 g2, the Jacobian is
+//
+//            ∂x                              ∂s                              ∂μ1    ∂μ2
+//   F1    [  a g1ᵀ                           −c1                             0      0    ]
+//   F2    [  a G2ᵀ                           −c2                             0      0    ]
+//   F3:5  [  a(μ1H1 + μ2 R H2 Rᵀ)            −(μ1w1 + μ2w2)                  g1     G2   ]
+//   F6    [ −a(μ1(w1 + g1) + μ2(w2 + G2))ᵀ   μ1(y1ᵀH1y1 + c1) + μ2(y2ᵀH2y2 + c2)   −c1    −c2  ]
+//
+// Scaling. The problem is homogeneous in r: if (x, α) solves it for r, then (c·x, c·α) solves it
+// for c·r (c > 0), with the same y1, y2 (hence the same normal and multipliers μ_i) — scaling r
+// only scales the common factor. So every solve runs on a surrogate whose centres are a fixed
+// distance ℓ apart along the true line of centres, ℓ = the mean of the two shapes' inner and outer
+// radii summed, where α lies in [ℓ/(R1out + R2out), ℓ/(R1in + R2in)] ∋ 1 whatever the true
+// distance: near-coincident and far pairs are as well conditioned as touching ones. The answer
+// maps back by α = α_surrogate·|r|/ℓ, p1 = y1, p2 = r + R_12 y2, λ_i = α μ_i. Lengths are further
+// measured in units of ℓ (x̃ = x/ℓ, ŷ = y/ℓ, ĝ = ℓg, Ĥ = ℓ²H) so that every residual and every
+// Jacobian entry is O(1), which the line search and the Levenberg–Marquardt damping rely on.
+
+constexpr double kTolerance = 1e-10;     ///< on max |F_i| (all dimensionless)
+constexpr int kMaxNewtonSteps = 40;      ///< per attempt
+constexpr int kMaxBacktracks = 30;       ///< halvings of the Newton step
+constexpr double kArmijo = 1e-4;         ///< sufficient decrease of ½|F|²
+constexpr double kMaxLogStep = 1.0;      ///< |Δs| per step: α changes by at most a factor e
+constexpr double kMinStep = 1e-6;        ///< below this the Newton direction is given up for LM
+constexpr double kKeepMultiplier = 0.1;  ///< a step keeps μ_i ≥ this fraction of its value
+constexpr int kMaxMarquardtTries = 12;
+
+struct Problem {
+  const ImplicitShape* shape1;
+  const ImplicitShape* shape2;
+  Eigen::Matrix3d R;      ///< R_12
+  Eigen::Vector3d r_hat;  ///< unit line of centres, frame 1 (the surrogate centre is ℓ·r_hat)
+  double l;               ///< ℓ, metres
+};
+
+/// z with its residual, merit ½|F|² and Jacobian.
+struct Iterate {
+  Vector6d z;
+  Vector6d F;
+  Matrix6d J;
+  double merit;
+};
+
+void Evaluate(const Problem& p, Iterate* it) {
+  const Eigen::Vector3d x = it->z.head<3>();
+  const double s = it->z[3], mu1 = it->z[4], mu2 = it->z[5];
+  const double a = std::exp(-s);
+  const Eigen::Vector3d y1 = a * x;
+  const Eigen::Vector3d y2 = a * (p.R.transpose() * (x - p.r_hat));
+  Eigen::Vector3d g1, g2;
+  Eigen::Matrix3d H1, H2;
+  const double phi1 = p.shape1->Evaluate(p.l * y1, &g1, &H1);
+  const double phi2 = p.shape2->Evaluate(p.l * y2, &g2, &H2);
+  g1 *= p.l;
+  g2 *= p.l;
+  H1 *= p.l * p.l;
+  H2 *= p.l * p.l;
+  const Eigen::Vector3d G2 = p.R * g2;
+  const Eigen::Vector3d h1y = H1 * y1, h2y = H2 * y2;
+  const Eigen::Vector3d w1 = h1y, w2 = p.R * h2y;
+  const double c1 = g1.dot(y1), c2 = g2.dot(y2);
+
+  Vector6d& F = it->F;
+  F[0] = phi1;
+  F[1] = phi2;
+  F.segment<3>(2) = mu1 * g1 + mu2 * G2;
+  F[5] = 1 - mu1 * c1 - mu2 * c2;
+  it->merit = 0.5 * F.squaredNorm();
+
+  Matrix6d& J = it->J;
+  J.block<1, 3>(0, 0) = a * g1.transpose();
+  J(0, 3) = -c1;
+  J(0, 4) = J(0, 5) = 0;
+  J.block<1, 3>(1, 0) = a * G2.transpose();
+  J(1, 3) = -c2;
+  J(1, 4) = J(1, 5) = 0;
+  J.block<3, 3>(2, 0) = a * (mu1 * H1 + mu2 * (p.R * H2 * p.R.transpose()));
+  J.block<3, 1>(2, 3) = -(mu1 * w1 + mu2 * w2);
+  J.block<3, 1>(2, 4) = g1;
+  J.block<3, 1>(2, 5) = G2;
+  J.block<1, 3>(5, 0) = -a * (mu1 * (w1 + g1) + mu2 * (w2 + G2)).transpose();
+  J(5, 3) = mu1 * (y1.dot(h1y) + c1) + mu2 * (y2.dot(h2y) + c2);
+  J(5, 4) = -c1;
+  J(5, 5) = -c2;
+}
+
+bool Finite(const Iterate& it) { return std::isfinite(it.merit) && it.J.allFinite(); }
+
+bool Converged(const Iterate& it) { return it.F.lpNorm<Eigen::Infinity>() <= kTolerance && it.z[4] > 0 && it.z[5] > 0; }
+
+/// Cold start on the line of centres: each shape reaches ρ_i = 1/γ_i along it (units of ℓ), so the
+/// shapes scaled by α0 = 1/(ρ1 + ρ2) meet at x0 = α0ρ1·r̂ (an upper bound of α*). `radial` picks
+/// ρ_i: 0 from γ (the surface), 1 the inner radii, 2 the outer radii. The multipliers solve the
+/// stationarity rows F3:6 in the least-squares sense, kept positive.
+Vector6d ColdStart(const Problem& p, int radial) {
+  double rho1, rho2;
+  if (radial == 0) {
+    rho1 = 1 / p.shape1->Gamma(p.l * p.r_hat);
+    rho2 = 1 / p.shape2->Gamma(-p.l * (p.R.transpose() * p.r_hat));
+  } else {
+    const bool inner = radial == 1;
+    rho1 = (inner ? p.shape1->inner_radius() : p.shape1->outer_radius()) / p.l;
+    rho2 = (inner ? p.shape2->inner_radius() : p.shape2->outer_radius()) / p.l;
+  }
+  const double alpha0 = 1 / (rho1 + rho2);
+  Vector6d z;
+  z.head<3>() = alpha0 * rho1 * p.r_hat;
+  z[3] = std::log(alpha0);
+  z[4] = z[5] = 0;
+  Iterate it;
+  it.z = z;
+  Evaluate(p, &it);
+  // At μ = 0, F3:5 = 0 and F6 = 1, so column 4 and 5 of J are ∂F/∂μ1, ∂F/∂μ2 (rows 2..5).
+  const Eigen::Matrix<double, 4, 2> A = it.J.block<4, 2>(2, 4);
+  const Eigen::Vector4d b(0, 0, 0, -1);
+  const Eigen::Matrix2d M = A.transpose() * A;
+  const Eigen::Vector2d mu = M.ldlt().solve(A.transpose() * b);
+  const double c1 = -it.J(5, 4), c2 = -it.J(5, 5);
+  z[4] = (mu.allFinite() && mu[0] > 0) ? mu[0] : 0.5 / std::max(c1, 1e-3);
+  z[5] = (mu.allFinite() && mu[1] > 0) ? mu[1] : 0.5 / std::max(c2, 1e-3);
+  return z;
+}
+
+/// One Levenberg–Marquardt step on ½|F|²: (JᵀJ + νI)Δ = −JᵀF with ν raised until the merit falls.
+bool MarquardtStep(const Problem& p, Iterate* it, Iterate* trial) {
+  const Matrix6d JtJ = it->J.transpose() * it->J;
+  const Vector6d JtF = it->J.transpose() * it->F;
+  double nu = 1e-6 * std::max(JtJ.diagonal().maxCoeff(), 1e-12);
+  for (int k = 0; k < kMaxMarquardtTries; ++k, nu *= 10) {
+    Matrix6d A = JtJ;
+    A.diagonal().array() += nu;
+    Vector6d step = A.ldlt().solve(-JtF);
+    if (!step.allFinite()) continue;
+    if (std::abs(step[3]) > kMaxLogStep) step *= kMaxLogStep / std::abs(step[3]);
+    trial->z = it->z + step;
+    Evaluate(p, trial);
+    if (Finite(*trial) && trial->merit < it->merit) {
+      std::swap(*it, *trial);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Damped Newton from it->z: Armijo backtracking on ½|F|², steps capped so that α changes by at
+/// most e and μ_i stay positive; LM when the Newton direction fails. Counts steps in *steps.
+bool Newton(const Problem& p, Iterate* it, int* steps) {
+  Evaluate(p, it);
+  if (!Finite(*it)) return false;
+  Iterate trial;
+  for (int k = 0; k < kMaxNewtonSteps; ++k) {
+    if (Converged(*it)) return true;
+    ++*steps;
+    const Vector6d step = it->J.partialPivLu().solve(-it->F);
+    bool accepted = false;
+    if (step.allFinite()) {
+      double t = 1;
+      if (std::abs(step[3]) > kMaxLogStep) t = kMaxLogStep / std::abs(step[3]);
+      for (int i = 4; i < 6; ++i) {
+        if (step[i] < 0) t = std::min(t, (1 - kKeepMultiplier) * it->z[i] / -step[i]);
+      }
+      for (int b = 0; b < kMaxBacktracks && t >= kMinStep; ++b, t *= 0.5) {
+        trial.z = it->z + t * step;
+        Evaluate(p, &trial);
+        if (Finite(trial) && trial.merit <= (1 - 2 * kArmijo * t) * it->merit) {
+          std::swap(*it, trial);
+          accepted = true;
+          break;
+        }
+      }
+    }
+    if (!accepted && !MarquardtStep(p, it, &trial)) return false;
+  }
+  return Converged(*it);
+}
+
+}  // namespace
+
+namespace internal {
+
+double PairLengthScale(const ImplicitShape& shape1, const ImplicitShape& shape2) {
+  return 0.5 * (shape1.inner_radius() + shape1.outer_radius() + shape2.inner_radius() + shape2.outer_radius());
+}
+
+void PairKkt(const ImplicitShape& shape1, const ImplicitShape& shape2, const Eigen::Matrix3d& R_12,
+             const Eigen::Vector3d& r_hat, double length_scale, const Eigen::Matrix<double, 6, 1>& z,
+             Eigen::Matrix<double, 6, 1>* residual, Eigen::Matrix<double, 6, 6>* jacobian) {
+  const Problem p{&shape1, &shape2, R_12, r_hat, length_scale};
+  Iterate it;
+  it.z = z;
+  Evaluate(p, &it);
+  if (residual != nullptr) *residual = it.F;
+  if (jacobian != nullptr) *jacobian = it.J;
+}
+
+}  // namespace internal
+
+PairSolution SolveImplicitPair(const ImplicitShape& shape1, const ImplicitShape& shape2, const RigidTransform& X_12,
+                               PairWarmStart* warm) {
+  const double distance = X_12.p.norm();
+  const Problem p{&shape1, &shape2, X_12.R,
+                  distance > 0 ? Eigen::Vector3d(X_12.p / distance) : Eigen::Vector3d::UnitX(),
+                  internal::PairLengthScale(shape1, shape2)};
+  // Attempts in order: the warm start, then cold starts from the surface along the line of
+  // centres, from the inner and from the outer radii.
+  constexpr int kColdStarts = 3;
+  PairSolution out;
+  Iterate it;
+  bool converged = false;
+  for (int attempt = (warm != nullptr && warm->valid) ? -1 : 0; attempt < kColdStarts && !converged; ++attempt) {
+    if (attempt < 0) {
+      it.z << warm->x, warm->s, warm->mu1, warm->mu2;
+    } else {
+      it.z = ColdStart(p, attempt);
+    }
+    converged = Newton(p, &it, &out.iterations);
+  }
+
+  const double a = std::exp(-it.z[3]);
+  const Eigen::Vector3d y1 = p.l * a * it.z.head<3>();
+  const Eigen::Vector3d y2 = p.l * a * (p.R.transpose() * (it.z.head<3>() - p.r_hat));
+  Eigen::Vector3d g1;
+  shape1.Evaluate(y1, &g1, nullptr);
+  out.alpha = std::exp(it.z[3]) * distance / p.l;
+  out.normal_1 = g1.normalized();
+  out.p1_1 = y1;
+  out.p2_1 = X_12.p + X_12.R * y2;
+  out.lambda1 = out.alpha * it.z[4];
+  out.lambda2 = out.alpha * it.z[5];
+  out.converged = converged;
+  out.residual = it.F.lpNorm<Eigen::Infinity>();
+  if (warm != nullptr) {
+    warm->valid = converged;
+    warm->x = it.z.head<3>();
+    warm->s = it.z[3];
+    warm->mu1 = it.z[4];
+    warm->mu2 = it.z[5];
+  }
+  return out;
+}
+
+}  // namespace taxel::geometry
