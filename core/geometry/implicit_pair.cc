@@ -203,6 +203,66 @@ bool Newton(const Problem& p, Iterate* it, int* steps) {
   return Converged(*it);
 }
 
+/// Shape at continuation level k ≥ 1: smoother by a factor 2^k in n (SE, SEC; down to the ellipsoid
+/// n = 1) or β (polytope, cone; as long as the shape keeps its origin inside). Spheres are returned
+/// as they are. False when the level adds nothing (already as smooth as it gets).
+bool Smoothed(const ImplicitShape& shape, int k, ImplicitShape* out) {
+  switch (shape.kind()) {
+    case ImplicitKind::kSphere: *out = shape; return true;
+    case ImplicitKind::kSuperellipsoid:
+    case ImplicitKind::kSuperellipticCylinder: {
+      const int n = std::max(1, shape.exponent() >> k);
+      const absl::StatusOr<ImplicitShape> s =
+          shape.kind() == ImplicitKind::kSuperellipsoid
+              ? ImplicitShape::Superellipsoid(n, shape.sizes())
+              : ImplicitShape::SuperellipticCylinder(n, shape.sizes()[1], shape.sizes()[0]);
+      if (!s.ok()) return false;
+      *out = *s;
+      return true;
+    }
+    case ImplicitKind::kSmoothPolytope: {
+      const absl::StatusOr<ImplicitShape> s =
+          ImplicitShape::SmoothPolytope(shape.plane_normals(), shape.plane_offsets(), shape.beta() / (1 << k));
+      if (!s.ok()) return false;
+      *out = *s;
+      return true;
+    }
+    case ImplicitKind::kTruncatedCone: {
+      const absl::StatusOr<ImplicitShape> s = ImplicitShape::TruncatedCone(
+          shape.beta() / (1 << k), shape.bottom_radius(), shape.top_radius(), shape.sizes()[0], shape.sizes()[1]);
+      if (!s.ok()) return false;
+      *out = *s;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The last resort: solve a smoother pair (n or β divided by 2^k), then follow the solution back to
+/// the true shapes level by level, each solve warm-started from the previous one. The surrogate
+/// keeps the true pair's ℓ, so the iterate carries over between levels unchanged.
+bool Continuation(const Problem& p, Iterate* it, int* steps) {
+  constexpr int kLevels = 3;
+  ImplicitShape smooth1 = *p.shape1, smooth2 = *p.shape2;
+  int first = kLevels;
+  while (first > 0 && !(Smoothed(*p.shape1, first, &smooth1) && Smoothed(*p.shape2, first, &smooth2))) --first;
+  if (first == 0) return false;
+  Problem level = p;
+  level.shape1 = &smooth1;
+  level.shape2 = &smooth2;
+  it->z = ColdStart(level, 0);
+  for (int k = first; k >= 0; --k) {
+    if (k > 0) {
+      Smoothed(*p.shape1, k, &smooth1);
+      Smoothed(*p.shape2, k, &smooth2);
+    } else {
+      level = p;
+    }
+    if (!Newton(level, it, steps)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 namespace internal {
@@ -244,6 +304,7 @@ PairSolution SolveImplicitPair(const ImplicitShape& shape1, const ImplicitShape&
     }
     converged = Newton(p, &it, &out.iterations);
   }
+  if (!converged) converged = Continuation(p, &it, &out.iterations);
 
   const double a = std::exp(-it.z[3]);
   const Eigen::Vector3d y1 = p.l * a * it.z.head<3>();
