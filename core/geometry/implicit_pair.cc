@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "Eigen/Dense"
 
@@ -70,84 +71,110 @@ struct Iterate {
   double merit;
 };
 
-void Evaluate(const Problem& p, Iterate* it) {
-  const Eigen::Vector3d x = it->z.head<3>();
-  const double s = it->z[3], mu1 = it->z[4], mu2 = it->z[5];
-  const double a = std::exp(-s);
-  const Eigen::Vector3d y1 = a * x;
-  const Eigen::Vector3d y2 = a * (p.R.transpose() * (x - p.r_hat));
+/// The pose-dependent part of F and J at (x̃, s): both are affine in (μ1, μ2) given it.
+struct Geometry {
+  double a, phi1, phi2, c1, c2, q1, q2;  // e^{−s}, φ_i, c_i = ĝ_i·ŷ_i, q_i = ŷ_iᵀĤ_iŷ_i
+  Eigen::Vector3d g1, G2, w1, w2;        // frame 1
+  Eigen::Matrix3d H1, M2;                // Ĥ1 and R Ĥ2 Rᵀ
+};
+
+void EvaluateGeometry(const Problem& p, const Eigen::Vector3d& x, double s, Geometry* geo) {
+  geo->a = std::exp(-s);
+  const Eigen::Vector3d y1 = geo->a * x;
+  const Eigen::Vector3d y2 = geo->a * (p.R.transpose() * (x - p.r_hat));
   Eigen::Vector3d g1, g2;
   Eigen::Matrix3d H1, H2;
-  const double phi1 = p.shape1->Evaluate(p.l * y1, &g1, &H1);
-  const double phi2 = p.shape2->Evaluate(p.l * y2, &g2, &H2);
-  g1 *= p.l;
-  g2 *= p.l;
-  H1 *= p.l * p.l;
-  H2 *= p.l * p.l;
-  const Eigen::Vector3d G2 = p.R * g2;
-  const Eigen::Vector3d h1y = H1 * y1, h2y = H2 * y2;
-  const Eigen::Vector3d w1 = h1y, w2 = p.R * h2y;
-  const double c1 = g1.dot(y1), c2 = g2.dot(y2);
+  geo->phi1 = p.shape1->Evaluate(p.l * y1, &g1, &H1);
+  geo->phi2 = p.shape2->Evaluate(p.l * y2, &g2, &H2);
+  const double l2 = p.l * p.l;
+  geo->g1 = p.l * g1;
+  geo->G2 = p.l * (p.R * g2);
+  geo->H1 = l2 * H1;
+  const Eigen::Vector3d h2y = l2 * (H2 * y2);
+  geo->w1 = geo->H1 * y1;
+  geo->w2 = p.R * h2y;
+  geo->c1 = geo->g1.dot(y1);
+  geo->c2 = p.l * g2.dot(y2);
+  geo->q1 = y1.dot(geo->w1);
+  geo->q2 = y2.dot(h2y);
+  geo->M2 = l2 * (p.R * H2 * p.R.transpose());
+}
 
+void Assemble(const Geometry& geo, double mu1, double mu2, Iterate* it) {
+  const double a = geo.a;
   Vector6d& F = it->F;
-  F[0] = phi1;
-  F[1] = phi2;
-  F.segment<3>(2) = mu1 * g1 + mu2 * G2;
-  F[5] = 1 - mu1 * c1 - mu2 * c2;
+  F[0] = geo.phi1;
+  F[1] = geo.phi2;
+  F.segment<3>(2) = mu1 * geo.g1 + mu2 * geo.G2;
+  F[5] = 1 - mu1 * geo.c1 - mu2 * geo.c2;
   it->merit = 0.5 * F.squaredNorm();
 
   Matrix6d& J = it->J;
-  J.block<1, 3>(0, 0) = a * g1.transpose();
-  J(0, 3) = -c1;
+  J.block<1, 3>(0, 0) = a * geo.g1.transpose();
+  J(0, 3) = -geo.c1;
   J(0, 4) = J(0, 5) = 0;
-  J.block<1, 3>(1, 0) = a * G2.transpose();
-  J(1, 3) = -c2;
+  J.block<1, 3>(1, 0) = a * geo.G2.transpose();
+  J(1, 3) = -geo.c2;
   J(1, 4) = J(1, 5) = 0;
-  J.block<3, 3>(2, 0) = a * (mu1 * H1 + mu2 * (p.R * H2 * p.R.transpose()));
-  J.block<3, 1>(2, 3) = -(mu1 * w1 + mu2 * w2);
-  J.block<3, 1>(2, 4) = g1;
-  J.block<3, 1>(2, 5) = G2;
-  J.block<1, 3>(5, 0) = -a * (mu1 * (w1 + g1) + mu2 * (w2 + G2)).transpose();
-  J(5, 3) = mu1 * (y1.dot(h1y) + c1) + mu2 * (y2.dot(h2y) + c2);
-  J(5, 4) = -c1;
-  J(5, 5) = -c2;
+  J.block<3, 3>(2, 0) = a * (mu1 * geo.H1 + mu2 * geo.M2);
+  J.block<3, 1>(2, 3) = -(mu1 * geo.w1 + mu2 * geo.w2);
+  J.block<3, 1>(2, 4) = geo.g1;
+  J.block<3, 1>(2, 5) = geo.G2;
+  J.block<1, 3>(5, 0) = -a * (mu1 * (geo.w1 + geo.g1) + mu2 * (geo.w2 + geo.G2)).transpose();
+  J(5, 3) = mu1 * (geo.q1 + geo.c1) + mu2 * (geo.q2 + geo.c2);
+  J(5, 4) = -geo.c1;
+  J(5, 5) = -geo.c2;
+}
+
+void Evaluate(const Problem& p, Iterate* it) {
+  Geometry geo;
+  EvaluateGeometry(p, it->z.head<3>(), it->z[3], &geo);
+  Assemble(geo, it->z[4], it->z[5], it);
 }
 
 bool Finite(const Iterate& it) { return std::isfinite(it.merit) && it.J.allFinite(); }
 
 bool Converged(const Iterate& it) { return it.F.lpNorm<Eigen::Infinity>() <= kTolerance && it.z[4] > 0 && it.z[5] > 0; }
 
+/// How far the surface lies from the origin along the unit u (metres), for a start: γ in closed
+/// form for spheres, SE and SEC; for polytopes the hard polytope's ray exit min_{a_i·u > 0} b_i/a_i·u
+/// (the smoothed surface lies slightly inside), cheaper than γ's 1-D solve; γ for cones.
+double RadialReach(const ImplicitShape& shape, const Eigen::Vector3d& u) {
+  if (shape.kind() != ImplicitKind::kSmoothPolytope) return 1 / shape.Gamma(u);
+  double reach = shape.outer_radius();
+  const std::vector<Eigen::Vector3d>& normals = shape.plane_normals();
+  for (size_t i = 0; i < normals.size(); ++i) {
+    const double c = normals[i].dot(u);
+    if (c * reach > shape.plane_offsets()[i]) reach = shape.plane_offsets()[i] / c;
+  }
+  return reach;
+}
+
 /// Cold start on the line of centres: each shape reaches ρ_i = 1/γ_i along it (units of ℓ), so the
 /// shapes scaled by α0 = 1/(ρ1 + ρ2) meet at x0 = α0ρ1·r̂ (an upper bound of α*). `radial` picks
 /// ρ_i: 0 from γ (the surface), 1 the inner radii, 2 the outer radii. The multipliers solve the
 /// stationarity rows F3:6 in the least-squares sense, kept positive.
-Vector6d ColdStart(const Problem& p, int radial) {
+void ColdStart(const Problem& p, int radial, Iterate* it) {
   double rho1, rho2;
   if (radial == 0) {
-    rho1 = 1 / p.shape1->Gamma(p.l * p.r_hat);
-    rho2 = 1 / p.shape2->Gamma(-p.l * (p.R.transpose() * p.r_hat));
+    rho1 = RadialReach(*p.shape1, p.r_hat) / p.l;
+    rho2 = RadialReach(*p.shape2, -(p.R.transpose() * p.r_hat)) / p.l;
   } else {
     const bool inner = radial == 1;
     rho1 = (inner ? p.shape1->inner_radius() : p.shape1->outer_radius()) / p.l;
     rho2 = (inner ? p.shape2->inner_radius() : p.shape2->outer_radius()) / p.l;
   }
   const double alpha0 = 1 / (rho1 + rho2);
-  Vector6d z;
-  z.head<3>() = alpha0 * rho1 * p.r_hat;
-  z[3] = std::log(alpha0);
-  z[4] = z[5] = 0;
-  Iterate it;
-  it.z = z;
-  Evaluate(p, &it);
-  // At μ = 0, F3:5 = 0 and F6 = 1, so column 4 and 5 of J are ∂F/∂μ1, ∂F/∂μ2 (rows 2..5).
-  const Eigen::Matrix<double, 4, 2> A = it.J.block<4, 2>(2, 4);
-  const Eigen::Vector4d b(0, 0, 0, -1);
-  const Eigen::Matrix2d M = A.transpose() * A;
-  const Eigen::Vector2d mu = M.ldlt().solve(A.transpose() * b);
-  const double c1 = -it.J(5, 4), c2 = -it.J(5, 5);
-  z[4] = (mu.allFinite() && mu[0] > 0) ? mu[0] : 0.5 / std::max(c1, 1e-3);
-  z[5] = (mu.allFinite() && mu[1] > 0) ? mu[1] : 0.5 / std::max(c2, 1e-3);
-  return z;
+  const Eigen::Vector3d x0 = alpha0 * rho1 * p.r_hat;
+  Geometry geo;
+  EvaluateGeometry(p, x0, std::log(alpha0), &geo);
+  // Least squares for μ in the stationarity rows: μ1 ĝ1 + μ2 G2 = 0, μ1 c1 + μ2 c2 = 1.
+  Eigen::Matrix<double, 4, 2> A;
+  A << geo.g1, geo.G2, geo.c1, geo.c2;
+  const Eigen::Vector2d mu = (A.transpose() * A).ldlt().solve(Eigen::Vector2d(geo.c1, geo.c2));
+  it->z << x0, std::log(alpha0), (mu.allFinite() && mu[0] > 0) ? mu[0] : 0.5 / std::max(geo.c1, 1e-3),
+      (mu.allFinite() && mu[1] > 0) ? mu[1] : 0.5 / std::max(geo.c2, 1e-3);
+  Assemble(geo, it->z[4], it->z[5], it);
 }
 
 /// One Levenberg–Marquardt step on ½|F|²: (JᵀJ + νI)Δ = −JᵀF with ν raised until the merit falls.
@@ -171,10 +198,9 @@ bool MarquardtStep(const Problem& p, Iterate* it, Iterate* trial) {
   return false;
 }
 
-/// Damped Newton from it->z: Armijo backtracking on ½|F|², steps capped so that α changes by at
+/// Damped Newton from it (evaluated at it->z): Armijo backtracking on ½|F|², steps capped so that α changes by at
 /// most e and μ_i stay positive; LM when the Newton direction fails. Counts steps in *steps.
 bool Newton(const Problem& p, Iterate* it, int* steps) {
-  Evaluate(p, it);
   if (!Finite(*it)) return false;
   Iterate trial;
   for (int k = 0; k < kMaxNewtonSteps; ++k) {
@@ -250,7 +276,7 @@ bool Continuation(const Problem& p, Iterate* it, int* steps) {
   Problem level = p;
   level.shape1 = &smooth1;
   level.shape2 = &smooth2;
-  it->z = ColdStart(level, 0);
+  ColdStart(level, 0, it);
   for (int k = first; k >= 0; --k) {
     if (k > 0) {
       Smoothed(*p.shape1, k, &smooth1);
@@ -258,6 +284,7 @@ bool Continuation(const Problem& p, Iterate* it, int* steps) {
     } else {
       level = p;
     }
+    if (k != first) Evaluate(level, it);
     if (!Newton(level, it, steps)) return false;
   }
   return true;
@@ -299,8 +326,9 @@ PairSolution SolveImplicitPair(const ImplicitShape& shape1, const ImplicitShape&
   for (int attempt = (warm != nullptr && warm->valid) ? -1 : 0; attempt < kColdStarts && !converged; ++attempt) {
     if (attempt < 0) {
       it.z << warm->x, warm->s, warm->mu1, warm->mu2;
+      Evaluate(p, &it);
     } else {
-      it.z = ColdStart(p, attempt);
+      ColdStart(p, attempt, &it);
     }
     converged = Newton(p, &it, &out.iterations);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
@@ -347,24 +348,35 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
 
 double ImplicitShape::EvaluatePolytope(const Eigen::Vector3d& y, Eigen::Vector3d* gradient,
                                        Eigen::Matrix3d* hessian) const {
-  // z_i = (a_iᵀy − b_i)/L; ∇z_i = a_i/L; no second derivatives.
+  // z_i = (a_iᵀy − b_i)/L; ∇z_i = a_i/L; no second derivatives. One pass for z, one exp per plane.
   const int m = static_cast<int>(normals_.size());
+  double z[kMaxPolytopePlanes], w[kMaxPolytopePlanes];
   double z_max = -std::numeric_limits<double>::infinity();
-  for (int i = 0; i < m; ++i) z_max = std::max(z_max, (normals_[i].dot(y) - offsets_[i]) / scale_);
+  for (int i = 0; i < m; ++i) {
+    z[i] = (normals_[i].dot(y) - offsets_[i]) / scale_;
+    z_max = std::max(z_max, z[i]);
+  }
+  // Terms below e^−37 are under half an ulp of the sum (≥ 1, the largest term is 1): left out.
   double sum = 0;
-  for (int i = 0; i < m; ++i) sum += std::exp(beta_ * ((normals_[i].dot(y) - offsets_[i]) / scale_ - z_max));
+  for (int i = 0; i < m; ++i) {
+    const double e = beta_ * (z[i] - z_max);
+    w[i] = e > -37 ? std::exp(e) : 0;
+    sum += w[i];
+  }
   const double phi = z_max + std::log(sum) / beta_;
   if (gradient == nullptr && hessian == nullptr) return phi;
   Eigen::Vector3d grad = Eigen::Vector3d::Zero();
   Eigen::Matrix3d second = Eigen::Matrix3d::Zero();
   for (int i = 0; i < m; ++i) {
-    const double p = std::exp(beta_ * ((normals_[i].dot(y) - offsets_[i]) / scale_ - z_max)) / sum;
-    const Eigen::Vector3d g = normals_[i] / scale_;
-    grad += p * g;
-    if (hessian != nullptr) second.noalias() += p * g * g.transpose();
+    if (w[i] == 0) continue;
+    grad += w[i] * normals_[i];
+    if (hessian != nullptr) second.noalias() += w[i] * normals_[i] * normals_[i].transpose();
   }
+  // p_i = w_i/sum, g_i = a_i/L.
+  const double k = 1 / (sum * scale_);
+  grad *= k;
   if (gradient != nullptr) *gradient = grad;
-  if (hessian != nullptr) *hessian = beta_ * (second - grad * grad.transpose());
+  if (hessian != nullptr) *hessian = beta_ * (second * (k / scale_) - grad * grad.transpose());
   return phi;
 }
 
