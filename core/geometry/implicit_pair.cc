@@ -50,7 +50,8 @@ constexpr double kTolerance = 1e-10;     ///< on max |F_i| (all dimensionless)
 constexpr int kMaxNewtonSteps = 40;      ///< per attempt
 constexpr int kMaxBacktracks = 30;       ///< halvings of the Newton step
 constexpr double kArmijo = 1e-4;         ///< sufficient decrease of ½|F|²
-constexpr double kMaxLogStep = 1.0;      ///< |Δs| per step: α changes by at most a factor e
+constexpr double kMaxLogStep = 0.125;    ///< |Δs| per step: α changes by at most 13 %
+constexpr double kMaxPointStep = 0.25;   ///< |Δx̃| per step (units of ℓ)
 constexpr double kMinStep = 1e-6;        ///< below this the Newton direction is given up for LM
 constexpr double kKeepMultiplier = 0.1;  ///< a step keeps μ_i ≥ this fraction of its value
 constexpr int kMaxMarquardtTries = 12;
@@ -202,31 +203,43 @@ bool MarquardtStep(const Problem& p, Iterate* it, Iterate* trial) {
 /// most e and μ_i stay positive; LM when the Newton direction fails. Counts steps in *steps.
 bool Newton(const Problem& p, Iterate* it, int* steps) {
   if (!Finite(*it)) return false;
-  Iterate trial;
-  for (int k = 0; k < kMaxNewtonSteps; ++k) {
-    if (Converged(*it)) return true;
+  // The current iterate and the trial alternate between two buffers (swapped by pointer).
+  Iterate other;
+  Iterate* cur = it;
+  Iterate* trial = &other;
+  bool converged = false;
+  for (int k = 0; k <= kMaxNewtonSteps; ++k) {
+    if (Converged(*cur)) {
+      converged = true;
+      break;
+    }
+    if (k == kMaxNewtonSteps) break;
     ++*steps;
-    const Vector6d step = it->J.partialPivLu().solve(-it->F);
+    const Vector6d step = cur->J.partialPivLu().solve(-cur->F);
     bool accepted = false;
     if (step.allFinite()) {
       double t = 1;
       if (std::abs(step[3]) > kMaxLogStep) t = kMaxLogStep / std::abs(step[3]);
+      const double dx = step.head<3>().norm();
+      if (t * dx > kMaxPointStep) t = kMaxPointStep / dx;
       for (int i = 4; i < 6; ++i) {
-        if (step[i] < 0) t = std::min(t, (1 - kKeepMultiplier) * it->z[i] / -step[i]);
+        if (step[i] < 0) t = std::min(t, (1 - kKeepMultiplier) * cur->z[i] / -step[i]);
       }
-      for (int b = 0; b < kMaxBacktracks && t >= kMinStep; ++b, t *= 0.5) {
-        trial.z = it->z + t * step;
-        Evaluate(p, &trial);
-        if (Finite(trial) && trial.merit <= (1 - 2 * kArmijo * t) * it->merit) {
-          std::swap(*it, trial);
+      for (int b = 0; b < kMaxBacktracks && t >= kMinStep; ++b) {
+        trial->z = cur->z + t * step;
+        Evaluate(p, trial);
+        if (Finite(*trial) && trial->merit <= (1 - 2 * kArmijo * t) * cur->merit) {
+          std::swap(cur, trial);
           accepted = true;
           break;
         }
+        t *= 0.5;
       }
     }
-    if (!accepted && !MarquardtStep(p, it, &trial)) return false;
+    if (!accepted && !MarquardtStep(p, cur, trial)) break;
   }
-  return Converged(*it);
+  if (cur != it) *it = *cur;
+  return converged;
 }
 
 /// Shape at continuation level k ≥ 1: smoother by a factor 2^k in n (SE, SEC; down to the ellipsoid

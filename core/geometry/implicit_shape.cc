@@ -321,13 +321,16 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
   if (gradient == nullptr && hessian == nullptr) return sigma - 1;
 
   const double sigma2 = sigma * sigma;
-  // Block of each axis and its squared scale.
+  // Block of each axis; r_k^(n−2) and r_k^(n−1) once per block.
   const int block_of[3] = {0, 1, cylinder ? 1 : 2};
-  Eigen::Vector3d grad;
-  for (int i = 0; i < 3; ++i) {
-    const int k = block_of[i];
-    grad[i] = IntPow(s[k] / sigma2, n_ - 1) * y[i] / (sigma * c2[i]);
+  double pow_n2[3], pow_n1[3];
+  for (int k = 0; k < blocks; ++k) {
+    const double r = s[k] / sigma2;
+    pow_n2[k] = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
+    pow_n1[k] = n_ >= 2 ? pow_n2[k] * r : 1;
   }
+  Eigen::Vector3d grad;
+  for (int i = 0; i < 3; ++i) grad[i] = pow_n1[block_of[i]] * y[i] / (sigma * c2[i]);
   if (gradient != nullptr) *gradient = grad;
   if (hessian != nullptr) {
     Eigen::Matrix3d h = ((1.0 - 2.0 * n_) / sigma) * grad * grad.transpose();
@@ -336,9 +339,8 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
         const int k = block_of[i];
         if (block_of[j] != k) continue;
         const double scale2 = c2[i];  // the block's c_k² (equal for both axes of the SEC's {y, z})
-        const double r = s[k] / sigma2;
-        const double r_pow = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
-        h(i, j) += r_pow / (sigma2 * sigma * scale2) * ((i == j ? s[k] : 0.0) + 2.0 * (n_ - 1) * y[i] * y[j] / scale2);
+        h(i, j) +=
+            pow_n2[k] / (sigma2 * sigma * scale2) * ((i == j ? s[k] : 0.0) + 2.0 * (n_ - 1) * y[i] * y[j] / scale2);
       }
     }
     *hessian = h;
