@@ -204,6 +204,8 @@ PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, 
   const geometry::ImplicitShape& sa = *a.shape->implicit();
   const geometry::ImplicitShape& sb = *b.shape->implicit();
   const RigidTransform X_AB = a.X_WS.Inverse() * b.X_WS;
+  // Outer balls apart: α > 1 for sure, no solve.
+  if (X_AB.p.norm() >= sa.outer_radius() + sb.outer_radius()) return out;
   const geometry::PairSolution s = geometry::SolveImplicitPair(sa, sb, X_AB);
   if (!s.converged || !(s.alpha < 1)) return out;
   const double depth = (s.p1_1 - s.p2_1).dot(s.normal_1);

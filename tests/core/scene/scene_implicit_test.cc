@@ -102,6 +102,34 @@ TEST(SceneImplicitTest, EstimatedMatrixOfAnImplicitBallOnTerrainMatchesArchimede
   }
 }
 
+TEST(SceneImplicitTest, EstimatedMatrixOfTwoImplicitBallsUsesThePairSolve) {
+  // Implicit spheres R_a = 5 cm (robot) and R_b = 3 cm (object), centres R_a + R_b − δ apart along
+  // u: the implicit pair method (pair_contact.h) gives F = 2π·R_e·Q(δ), R_e = R_a R_b/(R_a + R_b),
+  // on the robot along −u (exact for spheres: α, the witness points and the curvatures are).
+  const double ra = 0.05, rb = 0.03, r_eff = ra * rb / (ra + rb);
+  SceneSpec spec;
+  spec.entities.push_back(Entity("bot", EntityKind::kRobot, {Link("tip", {ImplicitSphereShape(ra)})}));
+  spec.entities.push_back(Entity("obj", EntityKind::kObject, {Link("ball", {ImplicitSphereShape(rb)})}));
+  auto scene = WithMatrix(spec, {"all"}, {"object/*"});
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  const contact::ContactMatrix& M = (*scene)->contact_matrix()->matrix();
+  const Eigen::Vector3d u = Eigen::Vector3d(1, 2, 2) / 3.0;
+  for (double depth : {5e-4, 1e-3}) {
+    std::vector<double> poses;
+    AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0.1, 0, 0.2), &poses);
+    AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0.1, 0, 0.2) + (ra + rb - depth) * u, &poses);
+    server::ThreadPool pool(1);
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE((*scene)->Step(in, pool).ok());
+    const Eigen::Vector3d expected = -2 * kPi * r_eff * Q(depth) * u;
+    // float32 cells.
+    EXPECT_NEAR((M.Normal(0, 0, 0).cast<double>() - expected).norm(), 0, 1e-6 * expected.norm()) << depth;
+  }
+}
+
 TEST(SceneImplicitTest, CreationErrorsNameTheImplicitField) {
   geometry::MeshStore meshes;
   SceneSpec spec;
