@@ -199,6 +199,38 @@ bool MarquardtStep(const Problem& p, Iterate* it, Iterate* trial) {
   return false;
 }
 
+/// Solves J·Δ = −F by Gaussian elimination with partial pivoting on the row-major augmented
+/// matrix, every loop bound a constant (Eigen's PartialPivLU is written for any size). False when a
+/// pivot vanishes or the step is not finite.
+bool NewtonStep(const Matrix6d& J, const Vector6d& F, Vector6d* step) {
+  Eigen::Matrix<double, 6, 7, Eigen::RowMajor> A;
+  A.leftCols<6>() = J;
+  A.col(6) = -F;
+  for (int k = 0; k < 6; ++k) {
+    int pivot = k;
+    double best = std::abs(A(k, k));
+    for (int i = k + 1; i < 6; ++i) {
+      if (std::abs(A(i, k)) > best) {
+        best = std::abs(A(i, k));
+        pivot = i;
+      }
+    }
+    if (!(best > 0)) return false;
+    if (pivot != k) A.row(pivot).swap(A.row(k));
+    const double inverse = 1 / A(k, k);
+    for (int i = k + 1; i < 6; ++i) {
+      const double f = A(i, k) * inverse;
+      for (int j = k + 1; j < 7; ++j) A(i, j) -= f * A(k, j);
+    }
+  }
+  for (int k = 5; k >= 0; --k) {
+    double v = A(k, 6);
+    for (int j = k + 1; j < 6; ++j) v -= A(k, j) * (*step)[j];
+    (*step)[k] = v / A(k, k);
+  }
+  return step->allFinite();
+}
+
 /// Damped Newton from it (evaluated at it->z): Armijo backtracking on ½|F|², steps capped so that α changes by at
 /// most e and μ_i stay positive; LM when the Newton direction fails. Counts steps in *steps.
 bool Newton(const Problem& p, Iterate* it, int* steps) {
@@ -215,9 +247,9 @@ bool Newton(const Problem& p, Iterate* it, int* steps) {
     }
     if (k == kMaxNewtonSteps) break;
     ++*steps;
-    const Vector6d step = cur->J.partialPivLu().solve(-cur->F);
+    Vector6d step;
     bool accepted = false;
-    if (step.allFinite()) {
+    if (NewtonStep(cur->J, cur->F, &step)) {
       double t = 1;
       if (std::abs(step[3]) > kMaxLogStep) t = kMaxLogStep / std::abs(step[3]);
       const double dx = step.head<3>().norm();
