@@ -62,7 +62,7 @@
 // order in δ/R_e otherwise. R_e is capped at the larger outer radius of the two shapes, so that
 // flat-on-flat contacts (a polytope face on a face, det K → 0) stay finite: their force is then
 // underestimated (use meshes or primitives where faces rest on faces). The pair is solved cold at
-// every step (the contact matrix keeps no per-pair state), in about 4 µs, and skipped when the
+// every step (the contact matrix keeps no per-pair state), in 3–4 µs, and skipped when the
 // outer balls are apart; a solve that does not converge (none in 4·10⁵ random poses) adds no
 // force. F(B, A) = −F(A, B) exactly (solved from the lexicographically smaller origin).
 #ifndef TAXEL_CORE_CONTACT_PAIR_CONTACT_H_
