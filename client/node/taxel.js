@@ -576,6 +576,9 @@ module.exports = {
   status: grpc.status,
 };
 
+// Builders of the smooth implicit shapes (plain objects).
+Object.assign(module.exports, require('./shapes'));
+
 // Placement over replicas (after module.exports: replica_set.js requires this module back).
 module.exports.placement = require('./placement');
 Object.assign(module.exports, require('./replica_set'));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 
+#include "core/geometry/implicit_pair.h"
+
 namespace taxel::contact {
 namespace {
 
@@ -177,6 +179,54 @@ PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, cons
   return out;
 }
 
+// Curvature tensor of the surface φ = 0 at y, in frame S: P∇²φP/|∇φ| (P the tangent projector).
+Eigen::Matrix3d SurfaceCurvature(const geometry::ImplicitShape& shape, const Eigen::Vector3d& y) {
+  Eigen::Vector3d g;
+  Eigen::Matrix3d H;
+  shape.Evaluate(y, &g, &H);
+  const double length = g.norm();
+  const Eigen::Vector3d n = g / length;
+  const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - n * n.transpose();
+  return P * H * P / length;
+}
+
+// Two implicit shapes: the iDCOL pair solve (geometry/implicit_pair.h) gives α, the normal n (out
+// of A) and the witness points; the overlap depth is the witness segment on the normal,
+// δ = (p_A − p_B)·n = |c_B − c_A|(1 − α)/α·(ĉ·n). Near the contact the gap between the surfaces is
+// ½ρᵀKρ with K = K_A + K_B (their curvature tensors in the tangent plane), so the region where
+// the overlap exceeds δ − u is an ellipse of area 2πu/√det K and
+//   F = ∫ P dA = 2π·R_e·∫_0^δ P(w) dw,   R_e = 1/√det K
+// (Hertz's effective radius; exact for a sphere on a half-space, Archimedes). R_e is capped at the
+// larger outer radius, so that flat-on-flat contacts (det K → 0) stay finite. Friction uses the
+// slip at the midpoint of the witness points.
+PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
+  PairForce out;
+  const geometry::ImplicitShape& sa = *a.shape->implicit();
+  const geometry::ImplicitShape& sb = *b.shape->implicit();
+  const RigidTransform X_AB = a.X_WS.Inverse() * b.X_WS;
+  // Outer balls apart: α > 1 for sure, no solve.
+  if (X_AB.p.norm() >= sa.outer_radius() + sb.outer_radius()) return out;
+  const geometry::PairSolution s = geometry::SolveImplicitPair(sa, sb, X_AB);
+  if (!s.converged || !(s.alpha < 1)) return out;
+  const double depth = (s.p1_1 - s.p2_1).dot(s.normal_1);
+  if (!(depth > 0)) return out;
+  // Curvatures in frame A, projected on a tangent basis (t1, t2) of the normal.
+  const Eigen::Matrix3d K =
+      SurfaceCurvature(sa, s.p1_1) + X_AB.R * SurfaceCurvature(sb, X_AB.InverseApply(s.p2_1)) * X_AB.R.transpose();
+  const Eigen::Vector3d t1 = s.normal_1.unitOrthogonal(), t2 = s.normal_1.cross(t1);
+  const double k11 = t1.dot(K * t1), k22 = t2.dot(K * t2), k12 = t1.dot(K * t2);
+  const double det = k11 * k22 - k12 * k12;
+  const double r_cap = std::max(sa.outer_radius(), sb.outer_radius());
+  const double r_eff = det > 1 / (r_cap * r_cap) ? 1 / std::sqrt(det) : r_cap;
+  const Eigen::Vector3d n_W = a.X_WS.R * s.normal_1;  // out of A, towards B
+  const Eigen::Vector3d q_W = a.X_WS * (0.5 * (s.p1_1 + s.p2_1));
+  const Eigen::Vector3d v_rel = a.PointVelocity(q_W) - b.PointVelocity(q_W);
+  const double F = 2 * kPi * r_eff * IntegratePressure(law, 0, depth, v_rel.dot(n_W));
+  out.normal = -F * n_W;  // pushes A away from B
+  out.friction = Friction(law, F, n_W, v_rel);
+  return out;
+}
+
 // ∫ over the samples of A that lie inside B of the pressure (and friction), force on A.
 void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b, double weight,
                    double sign, PairForce* out) {
@@ -250,6 +300,7 @@ double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, do
 
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
   using geometry::ShapeKind;
+  if (a.shape->kind() == ShapeKind::kImplicit && b.shape->kind() == ShapeKind::kImplicit) return "implicit_pair";
   if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return "closed_form";
   if (b.shape->kind() == ShapeKind::kHalfSpace && HasHalfSpaceClosedForm(a, b)) return "closed_form";
   if (a.shape->kind() == ShapeKind::kHalfSpace && HasHalfSpaceClosedForm(b, a)) return "closed_form";
@@ -259,6 +310,17 @@ const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
 PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
   using geometry::ShapeKind;
   if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return SphereSphere(law, a, b);
+  if (a.shape->kind() == ShapeKind::kImplicit && b.shape->kind() == ShapeKind::kImplicit) {
+    // Solved from the lexicographically smaller origin, so that F(B, A) = −F(A, B) exactly.
+    const Eigen::Vector3d &pa = a.X_WS.p, &pb = b.X_WS.p;
+    if (std::lexicographical_compare(pb.data(), pb.data() + 3, pa.data(), pa.data() + 3)) {
+      PairForce f = ImplicitImplicit(law, b, a);
+      f.normal = -f.normal;
+      f.friction = -f.friction;
+      return f;
+    }
+    return ImplicitImplicit(law, a, b);
+  }
   PairForce out;
   if (b.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, a, b, &out)) return out;
   if (a.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, b, a, &out)) {

@@ -37,6 +37,10 @@
 //                                                                             missed: within
 //                                                                             L·δ/((n+1)·A) (face area
 //                                                                             A, perimeter L, depth δ)
+//   implicit – implicit             iDCOL pair solve (implicit_pair.h):     first order in δ/R_e:
+//                                   δ = witness segment on the normal,      1.1 % for spheres of 5 and
+//                                   F = 2π·R_e·∫0^δ P, R_e = 1/√det K        3 cm 1 mm deep (R_e =
+//                                   (K = sum of the curvature tensors)      1.875 cm), < δ/(4R_e)
 //   any other pair (sphere – box,   sampled both ways, averaged             as the sampled rows above,
 //     box – box, mesh – mesh, …)                                              vs the averaged integral
 //
@@ -47,7 +51,20 @@
 // sampling misses (2.3 % for an 8 × 6 cm face 1 mm deep at 5 mm spacing, 0.3 % at 1 mm).
 //
 // Friction in the closed forms uses the slip at the deepest point; the sampled method uses the
-// slip at every sample.
+// slip at every sample; the implicit pair method the slip at the midpoint of the witness points.
+//
+// Implicit pairs (both shapes ShapeKind::kImplicit). The pair solve gives the scaling α (< 1:
+// overlapping), the normal n out of A and the witness points p_A, p_B, whose segment is parallel
+// to the line of centres; the overlap depth is δ = (p_A − p_B)·n. Near the contact the gap between
+// the surfaces is ½ρᵀKρ (K = K_A + K_B, curvature tensors P∇²φP/|∇φ| in the tangent plane), so
+// the area where the overlap exceeds δ − u is 2πu/√det K and ∫P dA = 2π·R_e·∫0^δ P(w) dw with
+// Hertz's effective radius R_e = 1/√det K; exact for a sphere on a flat face (Archimedes), first
+// order in δ/R_e otherwise. R_e is capped at the larger outer radius of the two shapes, so that
+// flat-on-flat contacts (a polytope face on a face, det K → 0) stay finite: their force is then
+// underestimated (use meshes or primitives where faces rest on faces). The pair is solved cold at
+// every step (the contact matrix keeps no per-pair state), in 3–4 µs, and skipped when the
+// outer balls are apart; a solve that does not converge (none in 4·10⁵ random poses) adds no
+// force. F(B, A) = −F(A, B) exactly (solved from the lexicographically smaller origin).
 #ifndef TAXEL_CORE_CONTACT_PAIR_CONTACT_H_
 #define TAXEL_CORE_CONTACT_PAIR_CONTACT_H_
 
@@ -77,7 +94,8 @@ struct PairForce {
   bool closed_form = false;  ///< which method was used (for tests and the table)
 };
 
-/// The method the pair would use, as a string of the table above ("closed_form" or "sampled").
+/// The method the pair would use, as a string of the table above ("closed_form", "implicit_pair" or
+/// "sampled").
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b);
 
 PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/geometry/implicit_surface.h"
 #include "core/geometry/mesh_generators.h"
 
 namespace taxel::contact {
@@ -114,6 +115,7 @@ double CountSurfaceSamples(const geometry::Shape& s, double spacing) {
       }
       return n;
     }
+    case ShapeKind::kImplicit: return geometry::ImplicitSampleCount(*s.implicit(), spacing);
     default: return 0;
   }
 }
@@ -218,6 +220,12 @@ SurfaceSamples SampleSurface(const geometry::Shape& s, double spacing) {
         const double longest = std::max({(b - a).norm(), (c - b).norm(), (a - c).norm()});
         SplitTriangle(a, b, c, static_cast<int>(Divisions(longest, spacing)), &out);
       }
+      break;
+    }
+    case ShapeKind::kImplicit: {
+      // Fibonacci lattice of directions, each point's area the radial area element.
+      const int count = static_cast<int>(geometry::ImplicitSampleCount(*s.implicit(), spacing));
+      geometry::SampleImplicitSurface(*s.implicit(), count, &out.points, &out.areas);
       break;
     }
     default: break;

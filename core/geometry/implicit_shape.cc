@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
@@ -320,13 +321,16 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
   if (gradient == nullptr && hessian == nullptr) return sigma - 1;
 
   const double sigma2 = sigma * sigma;
-  // Block of each axis and its squared scale.
+  // Block of each axis; r_k^(n−2) and r_k^(n−1) once per block.
   const int block_of[3] = {0, 1, cylinder ? 1 : 2};
-  Eigen::Vector3d grad;
-  for (int i = 0; i < 3; ++i) {
-    const int k = block_of[i];
-    grad[i] = IntPow(s[k] / sigma2, n_ - 1) * y[i] / (sigma * c2[i]);
+  double pow_n2[3], pow_n1[3];
+  for (int k = 0; k < blocks; ++k) {
+    const double r = s[k] / sigma2;
+    pow_n2[k] = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
+    pow_n1[k] = n_ >= 2 ? pow_n2[k] * r : 1;
   }
+  Eigen::Vector3d grad;
+  for (int i = 0; i < 3; ++i) grad[i] = pow_n1[block_of[i]] * y[i] / (sigma * c2[i]);
   if (gradient != nullptr) *gradient = grad;
   if (hessian != nullptr) {
     Eigen::Matrix3d h = ((1.0 - 2.0 * n_) / sigma) * grad * grad.transpose();
@@ -335,9 +339,8 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
         const int k = block_of[i];
         if (block_of[j] != k) continue;
         const double scale2 = c2[i];  // the block's c_k² (equal for both axes of the SEC's {y, z})
-        const double r = s[k] / sigma2;
-        const double r_pow = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
-        h(i, j) += r_pow / (sigma2 * sigma * scale2) * ((i == j ? s[k] : 0.0) + 2.0 * (n_ - 1) * y[i] * y[j] / scale2);
+        h(i, j) +=
+            pow_n2[k] / (sigma2 * sigma * scale2) * ((i == j ? s[k] : 0.0) + 2.0 * (n_ - 1) * y[i] * y[j] / scale2);
       }
     }
     *hessian = h;
@@ -347,24 +350,35 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
 
 double ImplicitShape::EvaluatePolytope(const Eigen::Vector3d& y, Eigen::Vector3d* gradient,
                                        Eigen::Matrix3d* hessian) const {
-  // z_i = (a_iᵀy − b_i)/L; ∇z_i = a_i/L; no second derivatives.
+  // z_i = (a_iᵀy − b_i)/L; ∇z_i = a_i/L; no second derivatives. One pass for z, one exp per plane.
   const int m = static_cast<int>(normals_.size());
+  double z[kMaxPolytopePlanes], w[kMaxPolytopePlanes];
   double z_max = -std::numeric_limits<double>::infinity();
-  for (int i = 0; i < m; ++i) z_max = std::max(z_max, (normals_[i].dot(y) - offsets_[i]) / scale_);
+  for (int i = 0; i < m; ++i) {
+    z[i] = (normals_[i].dot(y) - offsets_[i]) / scale_;
+    z_max = std::max(z_max, z[i]);
+  }
+  // Terms below e^−37 are under half an ulp of the sum (≥ 1, the largest term is 1): left out.
   double sum = 0;
-  for (int i = 0; i < m; ++i) sum += std::exp(beta_ * ((normals_[i].dot(y) - offsets_[i]) / scale_ - z_max));
+  for (int i = 0; i < m; ++i) {
+    const double e = beta_ * (z[i] - z_max);
+    w[i] = e > -37 ? std::exp(e) : 0;
+    sum += w[i];
+  }
   const double phi = z_max + std::log(sum) / beta_;
   if (gradient == nullptr && hessian == nullptr) return phi;
   Eigen::Vector3d grad = Eigen::Vector3d::Zero();
   Eigen::Matrix3d second = Eigen::Matrix3d::Zero();
   for (int i = 0; i < m; ++i) {
-    const double p = std::exp(beta_ * ((normals_[i].dot(y) - offsets_[i]) / scale_ - z_max)) / sum;
-    const Eigen::Vector3d g = normals_[i] / scale_;
-    grad += p * g;
-    if (hessian != nullptr) second.noalias() += p * g * g.transpose();
+    if (w[i] == 0) continue;
+    grad += w[i] * normals_[i];
+    if (hessian != nullptr) second.noalias() += w[i] * normals_[i] * normals_[i].transpose();
   }
+  // p_i = w_i/sum, g_i = a_i/L.
+  const double k = 1 / (sum * scale_);
+  grad *= k;
   if (gradient != nullptr) *gradient = grad;
-  if (hessian != nullptr) *hessian = beta_ * (second - grad * grad.transpose());
+  if (hessian != nullptr) *hessian = beta_ * (second * (k / scale_) - grad * grad.transpose());
   return phi;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/field_error.h"
+#include "core/geometry/implicit_signed_distance.h"
 #include "core/geometry/primitive_signed_distance.h"
 
 namespace taxel::geometry {
@@ -27,6 +28,7 @@ absl::string_view ShapeKindName(ShapeKind kind) {
     case ShapeKind::kHalfSpace: return "half_space";
     case ShapeKind::kHeightfield: return "heightfield";
     case ShapeKind::kMesh: return "mesh";
+    case ShapeKind::kImplicit: return "implicit";
   }
   return "unknown";
 }
@@ -96,6 +98,14 @@ Shape Shape::FromMesh(std::shared_ptr<const MeshSignedDistance> mesh) {
   return shape;
 }
 
+Shape Shape::FromImplicit(std::shared_ptr<const ImplicitShape> implicit) {
+  Shape shape;
+  shape.kind_ = ShapeKind::kImplicit;
+  shape.implicit_ = std::move(implicit);
+  shape.ComputeBounds();
+  return shape;
+}
+
 void Shape::ComputeBounds() {
   switch (kind_) {
     case ShapeKind::kSphere:
@@ -115,6 +125,7 @@ void Shape::ComputeBounds() {
       break;
     case ShapeKind::kHeightfield: bounds_ = heightfield_->bounds(); break;
     case ShapeKind::kMesh: bounds_ = mesh_->mesh().bounds(); break;
+    case ShapeKind::kImplicit: bounds_ = implicit_->local_bounds(); break;
   }
 }
 
@@ -127,6 +138,7 @@ SignedDistanceResult Shape::SignedDistance(const Eigen::Vector3d& p, double max_
     case ShapeKind::kHalfSpace: return HalfSpaceSignedDistance(p);
     case ShapeKind::kHeightfield: return heightfield_->Query(p, max_distance);
     case ShapeKind::kMesh: return mesh_->Query(p, max_distance);
+    case ShapeKind::kImplicit: return ImplicitSignedDistance(*implicit_, p, max_distance);
   }
   return {};
 }

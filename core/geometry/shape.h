@@ -10,16 +10,17 @@
 #include "absl/strings/string_view.h"
 #include "core/geometry/aabb.h"
 #include "core/geometry/heightfield.h"
+#include "core/geometry/implicit_shape.h"
 #include "core/geometry/mesh_signed_distance.h"
 #include "core/geometry/signed_distance_result.h"
 
 namespace taxel::geometry {
 
-enum class ShapeKind { kSphere, kBox, kCapsule, kCylinder, kHalfSpace, kHeightfield, kMesh };
+enum class ShapeKind { kSphere, kBox, kCapsule, kCylinder, kHalfSpace, kHeightfield, kMesh, kImplicit };
 /// Every ShapeKind, in order.
 inline constexpr ShapeKind kShapeKinds[] = {ShapeKind::kSphere,   ShapeKind::kBox,       ShapeKind::kCapsule,
                                             ShapeKind::kCylinder, ShapeKind::kHalfSpace, ShapeKind::kHeightfield,
-                                            ShapeKind::kMesh};
+                                            ShapeKind::kMesh,     ShapeKind::kImplicit};
 
 absl::string_view ShapeKindName(ShapeKind kind);
 
@@ -38,6 +39,9 @@ class Shape {
   static Shape HalfSpace();
   static Shape FromHeightfield(std::shared_ptr<const Heightfield> heightfield);
   static Shape FromMesh(std::shared_ptr<const MeshSignedDistance> mesh);
+  /// A smooth convex implicit shape (implicit_shape.h); its signed distance is the exact metric one
+  /// of implicit_signed_distance.h. @pre implicit != nullptr.
+  static Shape FromImplicit(std::shared_ptr<const ImplicitShape> implicit);
 
   ShapeKind kind() const { return kind_; }
   double radius() const { return radius_; }
@@ -45,6 +49,7 @@ class Shape {
   const Eigen::Vector3d& half_extents() const { return half_extents_; }
   const std::shared_ptr<const Heightfield>& heightfield() const { return heightfield_; }
   const std::shared_ptr<const MeshSignedDistance>& mesh() const { return mesh_; }
+  const std::shared_ptr<const ImplicitShape>& implicit() const { return implicit_; }
 
   /// Bounds of the solid in S (infinite for half-spaces; lo.z = −∞ for heightfields).
   const Aabb& local_bounds() const { return bounds_; }
@@ -63,6 +68,7 @@ class Shape {
   Eigen::Vector3d half_extents_ = Eigen::Vector3d::Zero();
   std::shared_ptr<const Heightfield> heightfield_;
   std::shared_ptr<const MeshSignedDistance> mesh_;
+  std::shared_ptr<const ImplicitShape> implicit_;
   Aabb bounds_;
 };
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/common/rng.h"
+#include "core/geometry/implicit_surface.h"
 #include "core/geometry/point_cloud_index.h"
 
 namespace taxel::geometry {
@@ -17,6 +18,23 @@ constexpr double kPi = 3.141592653589793;
 Eigen::Vector3d UnitVector(double u, double v) {
   const double z = 2 * u - 1, phi = 2 * kPi * v, r = std::sqrt(std::max(0.0, 1 - z * z));
   return {r * std::cos(phi), r * std::sin(phi), z};
+}
+
+/// An area-uniform point of an implicit surface: a uniform direction u, kept with probability
+/// w(u)/w_max where w = r²/(n·u) is the radial area weight (implicit_surface.h) and
+/// w_max = R_out³/R_in bounds it (r ≤ R_out, n·u ≥ R_in/R_out). Draws (i, attempt, 1, 0).
+Eigen::Vector3d RandomImplicitPoint(const ImplicitShape& shape, const Philox4x32& rng, uint32_t i) {
+  const double r_out = shape.outer_radius();
+  const double w_max = r_out * r_out * r_out / shape.inner_radius();
+  Eigen::Vector3d p = Eigen::Vector3d::Zero();
+  for (uint32_t attempt = 0; attempt < 256; ++attempt) {
+    const auto b = rng(i, attempt, 1, 0);
+    if (ImplicitAreaWeight(shape, UnitVector(UniformFromBits(b[0]), UniformFromBits(b[1])), &p) >=
+        UniformFromBits(b[2]) * w_max) {
+      break;
+    }
+  }
+  return p;
 }
 
 }  // namespace
@@ -31,6 +49,7 @@ double SurfaceArea(const Shape& s) {
     case ShapeKind::kCapsule: return 4 * kPi * s.radius() * s.radius() + 2 * kPi * s.radius() * 2 * s.half_length();
     case ShapeKind::kCylinder: return 2 * kPi * s.radius() * s.radius() + 2 * kPi * s.radius() * 2 * s.half_length();
     case ShapeKind::kMesh: return s.mesh()->mesh().total_area();
+    case ShapeKind::kImplicit: return ImplicitSurfaceArea(*s.implicit());
     default: return 0;
   }
 }
@@ -94,6 +113,9 @@ std::vector<Eigen::Vector3d> RandomSurfacePoints(const Shape& s, int n, uint64_t
                       c * (m.vertex(tri[2]) - m.vertex(tri[0])));
         break;
       }
+      case ShapeKind::kImplicit:
+        out.push_back(RandomImplicitPoint(*s.implicit(), rng, static_cast<uint32_t>(i)));
+        break;
       default: break;
     }
   }

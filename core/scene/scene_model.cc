@@ -1,6 +1,7 @@
 #include "core/scene/scene_model.h"
 
 #include <cmath>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,22 @@
 
 namespace taxel::scene {
 namespace {
+
+absl::StatusOr<geometry::ImplicitShape> BuildImplicit(const ImplicitSpec& spec, const std::string& field) {
+  using geometry::ImplicitShape;
+  const std::string path = absl::StrCat(field, ".", geometry::ImplicitKindName(spec.kind));
+  switch (spec.kind) {
+    case geometry::ImplicitKind::kSphere: return ImplicitShape::Sphere(spec.radius, path);
+    case geometry::ImplicitKind::kSuperellipsoid: return ImplicitShape::Superellipsoid(spec.n, spec.semi_axes, path);
+    case geometry::ImplicitKind::kSmoothPolytope:
+      return ImplicitShape::SmoothPolytope(spec.normals, spec.offsets, spec.beta, path);
+    case geometry::ImplicitKind::kSuperellipticCylinder:
+      return ImplicitShape::SuperellipticCylinder(spec.n, spec.radius, spec.half_length, path);
+    case geometry::ImplicitKind::kTruncatedCone:
+      return ImplicitShape::TruncatedCone(spec.beta, spec.bottom_radius, spec.top_radius, spec.a, spec.b, path);
+  }
+  return InvalidFieldError(field, "unknown implicit kind");
+}
 
 absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::MeshLookup& meshes,
                                          const std::string& field, MemoryBudget& budget) {
@@ -61,6 +78,11 @@ absl::StatusOr<ShapeInstance> BuildShape(const ShapeSpec& spec, const geometry::
       instance.shape = Shape::FromMesh(*std::move(mesh));
       instance.scaled_mesh = scaled;
       instance.mesh_id = spec.mesh_id;
+      break;
+    }
+    case ShapeKind::kImplicit: {
+      TAXEL_ASSIGN_OR_RETURN(auto implicit, BuildImplicit(spec.implicit, field + ".implicit"));
+      instance.shape = Shape::FromImplicit(std::make_shared<const geometry::ImplicitShape>(std::move(implicit)));
       break;
     }
   }

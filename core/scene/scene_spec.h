@@ -26,6 +26,21 @@ inline bool IsMoving(EntityKind kind) {
   return kind == EntityKind::kRobot || kind == EntityKind::kObject || kind == EntityKind::kProjectile;
 }
 
+/// The parameters of an implicit shape (geometry::ImplicitShape; validated by its factories when
+/// the scene is built). Only the members of `kind` are read.
+struct ImplicitSpec {
+  geometry::ImplicitKind kind = geometry::ImplicitKind::kSphere;
+  double radius = 0;                                    ///< sphere, superelliptic cylinder (m)
+  double n = 1;                                         ///< superellipsoid, superelliptic cylinder: integer ≥ 1
+  Eigen::Vector3d semi_axes = Eigen::Vector3d::Zero();  ///< superellipsoid (a, b, c) along x, y, z (m)
+  double half_length = 0;                               ///< superelliptic cylinder, along x (m)
+  std::vector<Eigen::Vector3d> normals;                 ///< smooth polytope: a_i (any length)
+  std::vector<double> offsets;                          ///< smooth polytope: b_i (m, for unit a_i)
+  double beta = 0;                                      ///< smooth polytope, truncated cone: sharpness
+  double bottom_radius = 0, top_radius = 0;             ///< truncated cone: radii at x = −a and x = +b (m)
+  double a = 0, b = 0;                                  ///< truncated cone: extent along −x and +x (m)
+};
+
 /// One collision shape on a link, at pose X_LS in the link frame L.
 struct ShapeSpec {
   geometry::ShapeKind kind = geometry::ShapeKind::kSphere;
@@ -40,6 +55,8 @@ struct ShapeSpec {
   // Mesh: content id of an uploaded mesh and a per-axis scale applied to its vertices.
   std::string mesh_id;
   Eigen::Vector3d mesh_scale = Eigen::Vector3d::Ones();
+  // Implicit (kind kImplicit).
+  ImplicitSpec implicit;
 };
 
 struct LinkSpec {

@@ -97,3 +97,28 @@ TEST(SceneSpecFromJsonTest, ErrorsNameTheJsonPath) {
 
 }  // namespace
 }  // namespace taxel
+
+namespace taxel {
+namespace {
+
+TEST(SceneSpecFromJsonTest, ImplicitShapesAreProtoJson) {
+  // The CLI's JSON specs take implicit shapes as the proto's JSON: no tensors, plain fields.
+  auto spec = SceneSpecFromJson(R"({"name": "s", "num_envs": 1, "entities": [{"name": "soap", "kind": "OBJECT",
+      "links": [{"name": "body", "shapes": [
+        {"implicit": {"superellipsoid": {"n": 4, "semi_axes": [0.04, 0.03, 0.02]}}},
+        {"implicit": {"smooth_polytope": {"normals": [1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1],
+                                          "offsets": [0.02, 0.02, 0.02, 0.02, 0.02, 0.02], "beta": 20}}},
+        {"implicit": {"truncated_cone": {"beta": 8, "bottom_radius": 0.02, "top_radius": 0.01, "a": 0.03,
+                                         "b": 0.04}}}]}]}]})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const auto& shapes = spec->entities(0).links(0).shapes();
+  ASSERT_EQ(shapes.size(), 3);
+  EXPECT_EQ(shapes[0].implicit().superellipsoid().n(), 4);
+  EXPECT_THAT(shapes[0].implicit().superellipsoid().semi_axes(), ::testing::ElementsAre(0.04, 0.03, 0.02));
+  EXPECT_EQ(shapes[1].implicit().smooth_polytope().normals_size(), 18);
+  EXPECT_EQ(shapes[1].implicit().smooth_polytope().beta(), 20);
+  EXPECT_EQ(shapes[2].implicit().truncated_cone().b(), 0.04);
+}
+
+}  // namespace
+}  // namespace taxel

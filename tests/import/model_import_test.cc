@@ -271,7 +271,8 @@ TEST(ImportShapes, MocapBodiesMoveWeldedBodiesAreStatic) {
   EXPECT_THAT(fixed->links(0).shapes(0).box().half_extents(), ElementsAre(0.2, 0.1, 0.01));
 }
 
-TEST(ImportShapes, EllipsoidAsAnInscribedMeshAndGroupsSelectGeoms) {
+TEST(ImportShapes, EllipsoidAsAnImplicitSuperellipsoidAndGroupsSelectGeoms) {
+  // MuJoCo's ellipsoid (size = semi-axes) is SE(n = 1) with the same semi-axes: exact, no mesh.
   auto imported = ImportModelFile(TerrainModel(), {});
   ASSERT_TRUE(imported.ok()) << imported.status();
   const v1::Entity* robot = FindEntity(imported->spec(), "terrain_test");
@@ -279,34 +280,12 @@ TEST(ImportShapes, EllipsoidAsAnInscribedMeshAndGroupsSelectGeoms) {
   const v1::Link* blob = FindLink(*robot, "blob");
   ASSERT_NE(blob, nullptr);
   ASSERT_EQ(blob->shapes_size(), 1);  // the group-3 marker cannot collide: left out
-  ASSERT_TRUE(blob->shapes(0).has_mesh());
-  ASSERT_EQ(imported->bundle.meshes.size(), 1u);
-  const BundleMesh& mesh = imported->bundle.meshes[0];
-  EXPECT_EQ(blob->shapes(0).mesh().mesh_id(), mesh.mesh_id);
-  EXPECT_EQ(mesh.arrays.triangles.size(), 3u * 20 * 16);  // geodesic frequency 4: 20·4² triangles
-  for (size_t v = 0; v < mesh.arrays.vertices.size(); v += 3) {
-    const double x = mesh.arrays.vertices[v] / 0.1, y = mesh.arrays.vertices[v + 1] / 0.05,
-                 z = mesh.arrays.vertices[v + 2] / 0.02;
-    EXPECT_NEAR(x * x + y * y + z * z, 1.0, 1e-12);  // on the ellipsoid
-  }
-  // Inscribed, and no deeper than the documented 1.8 % at the face centres: the centroid c of
-  // each triangle, in the unit-sphere coordinates (x/a, y/b, z/c), has 0.982 <= |c| < 1.
-  const auto& tri = mesh.arrays.triangles;
-  for (size_t t = 0; t < tri.size(); t += 3) {
-    Eigen::Vector3d c = Eigen::Vector3d::Zero();
-    for (int k = 0; k < 3; ++k) c += Eigen::Map<const Eigen::Vector3d>(&mesh.arrays.vertices[3 * tri[t + k]]) / 3;
-    const double r = Eigen::Vector3d(c.x() / 0.1, c.y() / 0.05, c.z() / 0.02).norm();
-    EXPECT_LT(r, 1.0);
-    EXPECT_GE(r, 1 - 0.018);
-  }
-  ASSERT_EQ(imported->notes.size(), 1u);
-  EXPECT_THAT(imported->notes[0], HasSubstr("geom 'egg': ellipsoid"));
-
-  ImportOptions coarse;
-  coarse.ellipsoid_frequency = 2;
-  auto coarse_import = ImportModelFile(TerrainModel(), coarse);
-  ASSERT_TRUE(coarse_import.ok()) << coarse_import.status();
-  EXPECT_EQ(coarse_import->bundle.meshes.at(0).arrays.triangles.size(), 3u * 20 * 4);  // 20·2²
+  ASSERT_TRUE(blob->shapes(0).implicit().has_superellipsoid());
+  const v1::Implicit::Superellipsoid& se = blob->shapes(0).implicit().superellipsoid();
+  EXPECT_EQ(se.n(), 1);
+  EXPECT_THAT(se.semi_axes(), ElementsAre(0.1, 0.05, 0.02));
+  EXPECT_TRUE(imported->bundle.meshes.empty());
+  EXPECT_TRUE(imported->notes.empty());
 
   ImportOptions o;
   o.groups = {3};

@@ -51,6 +51,24 @@ scene::SceneSpec EverythingSpec() {
   scene::EntitySpec obj = Entity("obj", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})});
   obj.assets.push_back({"mug", {{mesh}}});
   obj.assets.push_back({"big_mug", {{scaled_mesh, SphereShape(0.01, {0, 0, 0.1})}}});
+  // Asset 3: one implicit shape of each kind.
+  std::vector<scene::ShapeSpec> smooth(5);
+  for (scene::ShapeSpec& shape : smooth) shape.kind = geometry::ShapeKind::kImplicit;
+  smooth[0].implicit.kind = geometry::ImplicitKind::kSphere;
+  smooth[0].implicit.radius = 0.02;
+  smooth[1].implicit.kind = geometry::ImplicitKind::kSuperellipsoid;
+  smooth[1].implicit.n = 4, smooth[1].implicit.semi_axes = Eigen::Vector3d(0.03, 0.02, 0.01);
+  smooth[2].implicit.kind = geometry::ImplicitKind::kSmoothPolytope;
+  smooth[2].implicit.normals = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {-1, -1, -1}};
+  smooth[2].implicit.offsets = {0.01, 0.02, 0.03, 0.04};
+  smooth[2].implicit.beta = 20;
+  smooth[3].implicit.kind = geometry::ImplicitKind::kSuperellipticCylinder;
+  smooth[3].implicit.n = 2, smooth[3].implicit.radius = 0.01, smooth[3].implicit.half_length = 0.05;
+  smooth[4].implicit.kind = geometry::ImplicitKind::kTruncatedCone;
+  smooth[4].implicit.beta = 8, smooth[4].implicit.bottom_radius = 0.02, smooth[4].implicit.top_radius = 0.01;
+  smooth[4].implicit.a = 0.03, smooth[4].implicit.b = 0.04;
+  smooth[4].X_LS = QuarterTurnAboutZ({0, 0.01, 0});
+  obj.assets.push_back({"smooth", {smooth}});
   obj.env_assets = {0, 2, -1};
   spec.entities.push_back(obj);
   spec.entities.push_back(Entity("dart", scene::EntityKind::kProjectile, {Link("tip", {SphereShape(0.004)})}));
@@ -114,6 +132,20 @@ void ExpectShapeEq(const scene::ShapeSpec& a, const scene::ShapeSpec& b) {
   EXPECT_EQ(a.hf_heights, b.hf_heights);
   EXPECT_EQ(a.mesh_id, b.mesh_id);
   EXPECT_EQ(a.mesh_scale, b.mesh_scale);
+  if (a.kind == geometry::ShapeKind::kImplicit) {
+    EXPECT_EQ(a.implicit.kind, b.implicit.kind);
+    EXPECT_EQ(a.implicit.radius, b.implicit.radius);
+    EXPECT_EQ(a.implicit.n, b.implicit.n);
+    EXPECT_EQ(a.implicit.semi_axes, b.implicit.semi_axes);
+    EXPECT_EQ(a.implicit.half_length, b.implicit.half_length);
+    EXPECT_EQ(a.implicit.normals, b.implicit.normals);
+    EXPECT_EQ(a.implicit.offsets, b.implicit.offsets);
+    EXPECT_EQ(a.implicit.beta, b.implicit.beta);
+    EXPECT_EQ(a.implicit.bottom_radius, b.implicit.bottom_radius);
+    EXPECT_EQ(a.implicit.top_radius, b.implicit.top_radius);
+    EXPECT_EQ(a.implicit.a, b.implicit.a);
+    EXPECT_EQ(a.implicit.b, b.implicit.b);
+  }
 }
 
 void ExpectSensorEq(const sensors::SensorSpec& a, const sensors::SensorSpec& b) {

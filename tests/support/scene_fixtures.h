@@ -34,6 +34,28 @@ inline scene::ShapeSpec MeshShape(const std::string& id) {
   return s;
 }
 
+/// An implicit superellipsoid SE(n, a, b, c) (semi-axes along the link's x, y, z).
+inline scene::ShapeSpec SuperellipsoidShape(double n, const Eigen::Vector3d& semi_axes,
+                                            const Eigen::Vector3d& p_LS = Eigen::Vector3d::Zero()) {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kImplicit;
+  s.implicit.kind = geometry::ImplicitKind::kSuperellipsoid;
+  s.implicit.n = n;
+  s.implicit.semi_axes = semi_axes;
+  s.X_LS.p = p_LS;
+  return s;
+}
+
+/// An implicit sphere (the smooth-shape path, not the primitive).
+inline scene::ShapeSpec ImplicitSphereShape(double radius, const Eigen::Vector3d& p_LS = Eigen::Vector3d::Zero()) {
+  scene::ShapeSpec s;
+  s.kind = geometry::ShapeKind::kImplicit;
+  s.implicit.kind = geometry::ImplicitKind::kSphere;
+  s.implicit.radius = radius;
+  s.X_LS.p = p_LS;
+  return s;
+}
+
 inline scene::ShapeSpec HalfSpaceShape() {
   scene::ShapeSpec s;
   s.kind = geometry::ShapeKind::kHalfSpace;

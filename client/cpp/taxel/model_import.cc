@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/geometry/mesh_generators.h"
 #include "core/geometry/triangle_mesh.h"
 #include "taxel/client.h"
 
@@ -51,12 +50,11 @@ void SetPose(const mjtNum* pos, const mjtNum* quat_wxyz, v1::Pose* pose) {
   pose->set_quat_order(v1::WXYZ);
 }
 
-// State shared by the geoms of one import: meshes already converted, by MuJoCo mesh id or by
-// ellipsoid semi-axes, so that each is uploaded once.
+// State shared by the geoms of one import: meshes already converted, by MuJoCo mesh id, so that
+// each is uploaded once.
 struct MeshCache {
   SceneBundle* bundle;
   std::map<int, std::string> by_mesh;
-  std::map<std::tuple<double, double, double>, std::string> by_ellipsoid;
   std::vector<std::string>* notes;
 };
 
@@ -101,22 +99,8 @@ absl::StatusOr<std::string> MujocoMesh(const mjModel* m, int g, MeshCache* cache
   return cache->by_mesh[k] = AddMesh(cache, std::move(a));
 }
 
-std::string EllipsoidMesh(const mjModel* m, int g, int frequency, MeshCache* cache) {
-  const mjtNum* s = m->geom_size + 3 * g;
-  const auto key = std::make_tuple(s[0], s[1], s[2]);
-  if (auto it = cache->by_ellipsoid.find(key); it != cache->by_ellipsoid.end()) return it->second;
-  const geometry::MeshData unit = geometry::GeodesicSphere(1.0, frequency);
-  MeshArrays a;
-  for (const Eigen::Vector3d& v : unit.vertices)
-    a.vertices.insert(a.vertices.end(), {s[0] * v.x(), s[1] * v.y(), s[2] * v.z()});
-  for (const auto& t : unit.triangles) a.triangles.insert(a.triangles.end(), t.begin(), t.end());
-  cache->notes->push_back(absl::StrCat(GeomLabel(m, g), ": ellipsoid (", s[0], ", ", s[1], ", ", s[2],
-                                       ") as an inscribed mesh of ", unit.triangles.size(), " triangles"));
-  return cache->by_ellipsoid[key] = AddMesh(cache, std::move(a));
-}
-
 // The Shape of geom g in its body's frame.
-absl::Status AddShape(const mjModel* m, int g, const ImportOptions& options, MeshCache* cache, v1::Link* link) {
+absl::Status AddShape(const mjModel* m, int g, const ImportOptions& /*options*/, MeshCache* cache, v1::Link* link) {
   v1::Shape* shape = link->add_shapes();
   SetPose(m->geom_pos + 3 * g, m->geom_quat + 4 * g, shape->mutable_pose());
   const mjtNum* size = m->geom_size + 3 * g;
@@ -134,9 +118,13 @@ absl::Status AddShape(const mjModel* m, int g, const ImportOptions& options, Mes
       for (int i = 0; i < 3; ++i) shape->mutable_box()->add_half_extents(size[i]);
       break;
     case mjGEOM_PLANE: shape->mutable_half_space(); break;
-    case mjGEOM_ELLIPSOID:
-      shape->mutable_mesh()->set_mesh_id(EllipsoidMesh(m, g, options.ellipsoid_frequency, cache));
+    case mjGEOM_ELLIPSOID: {
+      // Exact: the implicit superellipsoid with n = 1 is the ellipsoid (up to ε = 1e-12).
+      v1::Implicit::Superellipsoid* se = shape->mutable_implicit()->mutable_superellipsoid();
+      se->set_n(1);
+      for (int i = 0; i < 3; ++i) se->add_semi_axes(size[i]);
       break;
+    }
     case mjGEOM_MESH: {
       auto id = MujocoMesh(m, g, cache);
       if (!id.ok()) return id.status();
@@ -241,7 +229,7 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
   fixed.set_kind(v1::STATIC);
   terrain.set_name(entity + "_terrain");
   terrain.set_kind(v1::TERRAIN);
-  MeshCache cache{&out.bundle, {}, {}, &out.notes};
+  MeshCache cache{&out.bundle, {}, &out.notes};
   for (int b = 0; b < m->nbody; ++b) {
     if (!(*keep)[b]) continue;
     const bool moving = Moving(m, b);

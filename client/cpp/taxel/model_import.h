@@ -24,8 +24,8 @@
 //     MuJoCo's recentring; float32 in MuJoCo; bit-identical vertices welded, since MuJoCo's OBJ
 //     reader gives each face its own corners), hfield → Heightfield (heights = hfield_data ×
 //     size[2], rows along y; the solid extends below the surface to −∞, MuJoCo's base size[3] is
-//     dropped), ellipsoid → a MeshRef to a geodesic tessellation (inscribed: its vertices lie on
-//     the ellipsoid; 320 triangles by default) until implicit shapes exist.
+//     dropped), ellipsoid → the implicit superellipsoid with n = 1 and the geom's semi-axes
+//     (exact: the probes measure the metric distance to the ellipsoid itself).
 // Geom selection: by default the geoms that can collide (contype | conaffinity ≠ 0); MuJoCo's URDF
 // reader keeps only <collision> elements by default. ImportOptions::groups selects by geom group
 // instead. ImportOptions::bodies selects bodies by glob.
@@ -54,8 +54,8 @@ struct ImportOptions {
   std::vector<int> groups;
   int num_envs = 1;        ///< SceneSpec.num_envs, >= 1
   std::string scene_name;  ///< SceneSpec.name; empty = the entity name
-  /// Ellipsoids: frequency F of the geodesic tessellation (20·F² triangles), 1..64. At F = 4 the
-  /// deepest gap between a sphere and its mesh (at a face centre) is 1.8 % of the radius.
+  /// No longer used (ellipsoids import as exact implicit shapes); still validated, 1..64, so that
+  /// existing command lines keep working.
   int ellipsoid_frequency = 4;
 };
 
@@ -65,7 +65,7 @@ struct ImportOptions {
 struct ImportedModel {
   SceneBundle bundle;
   std::vector<int> moving_bodies;  ///< MuJoCo body id of each ROBOT link, in link order
-  std::vector<std::string> notes;  ///< approximations made (tessellated ellipsoids), one line each
+  std::vector<std::string> notes;  ///< approximations made, one line each (none at present)
   const v1::SceneSpec& spec() const { return bundle.scene; }
 };
 

@@ -35,8 +35,9 @@ from taxel.results import ContactMatrix, Readings, SensorResult, StepResult, Ste
 from taxel.scene import Read, Scene, StepStream
 from taxel.sharded import ShardedScene, ShardedStepStream, split_envs
 from taxel.spec import (WXYZ, XYZW, Asset, Box, Capsule, ContactDepthProbe, ContactProbe, Cylinder, ElastomerTaxel,
-                        Entity, HalfSpace, Heightfield, KinematicTaxel, Link, Mesh, ProximityTaxel, SceneSpec, Sensor,
-                        Shape, Sphere)
+                        Entity, HalfSpace, Heightfield, ImplicitShape, ImplicitSphere, KinematicTaxel, Link, Mesh,
+                        ProximityTaxel, SceneSpec, Sensor, Shape, SmoothPolytope, Sphere, Superellipsoid,
+                        SuperellipticCylinder, TruncatedCone)
 
 __version__: str = read_version()  # the repository's VERSION (taxel/_version.py)
 
@@ -44,7 +45,8 @@ __all__ = [
     "Client", "DEFAULT_MAX_MESSAGE_BYTES", "ReplicaSet", "resolve_targets", "placement", "Scene", "StepStream", "Read",
     "ShardedScene", "ShardedStepStream", "split_envs",
     "SceneSpec", "Entity", "Link", "Asset", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
-    "Heightfield", "Mesh", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
+    "Heightfield", "Mesh", "ImplicitShape", "ImplicitSphere", "Superellipsoid", "SmoothPolytope",
+    "SuperellipticCylinder", "TruncatedCone", "Sensor", "ContactProbe", "ContactDepthProbe", "KinematicTaxel", "ElastomerTaxel",
     "ProximityTaxel", "XYZW", "WXYZ", "ContactMatrixSpec", "NonlinearLaw", "ReportedContacts",
     "StepResult", "SensorResult", "Readings", "StepTiming", "ContactMatrix",
     "ServerInfo", "Limits", "MeshInfo", "MeshGridInfo", "SceneInfo", "LinkInfo", "SensorInfo", "OutputInfo", "ContactMatrixInfo",

@@ -14,7 +14,8 @@ from taxel.mesh import canonical_mesh_arrays, mesh_content_id
 from taxel.tensors import encode_real
 
 __all__ = ["XYZW", "WXYZ", "quat_order_enum", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
-           "Heightfield", "Mesh", "MeshResolver"]
+           "Heightfield", "Mesh", "MeshResolver", "ImplicitShape", "ImplicitSphere", "Superellipsoid", "SmoothPolytope",
+           "SuperellipticCylinder", "TruncatedCone"]
 
 XYZW = "xyzw"  # Newton, Warp, PhysX, Isaac Lab >= 3.0, PyBullet
 WXYZ = "wxyz"  # MuJoCo, Isaac Lab 2.x, Genesis
@@ -203,3 +204,111 @@ class Mesh(Shape):
         return f"vertices=<{self.vertices.shape[0]}>, triangles=<{self.triangles.shape[0]}>"
 
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Smooth implicit shapes (taxel.v1.Implicit): strictly convex phi(y) <= 0 around the origin of S.
+# Probes measure the exact metric distance to the surface (docs/reference.md, "Implicit shapes").
+
+
+class ImplicitShape(Shape):
+    """Base of the smooth implicit shapes; `_kind` is the member of the Implicit.kind oneof."""
+    _field = "implicit"
+    _kind = ""
+
+    def _fill(self, g, _):
+        getattr(g, self._kind).SetInParent()
+        self._fill_kind(getattr(g, self._kind))
+
+    def _fill_kind(self, k) -> None:
+        raise NotImplementedError
+
+
+class ImplicitSphere(ImplicitShape):
+    """|y|^2/R^2 - 1: the sphere through the implicit-shape path."""
+    _kind = "sphere"
+
+    def __init__(self, radius: float, **pose: Any):
+        super().__init__(**pose)
+        self.radius = float(radius)
+
+    def _fill_kind(self, k):
+        k.radius = self.radius
+
+    def _params(self):
+        return f"radius={self.radius}"
+
+
+class Superellipsoid(ImplicitShape):
+    """SE(n; a, b, c): (sum (u_i^2 + eps)^n + 1e-16)^(1/2n) - 1, u = (x/a, y/b, z/c). `n` an integer
+    in [1, 32] (1: the ellipsoid; large n approaches the box |y_i| <= semi_axes[i])."""
+    _kind = "superellipsoid"
+
+    def __init__(self, n: float, semi_axes: ArrayLike, **pose: Any):
+        super().__init__(**pose)
+        self.n = float(n)
+        self.semi_axes = tuple(_floats(semi_axes, 3, "Superellipsoid.semi_axes"))
+
+    def _fill_kind(self, k):
+        k.n = self.n
+        k.semi_axes[:] = self.semi_axes
+
+    def _params(self):
+        return f"n={self.n:g}, semi_axes={self.semi_axes}"
+
+
+class SmoothPolytope(ImplicitShape):
+    """The half-spaces normals[i].y <= offsets[i] (4 to 64; normals of any length, offsets > 0 so
+    that the origin is inside; bounded) blended by log-sum-exp with sharpness `beta` > 0."""
+    _kind = "smooth_polytope"
+
+    def __init__(self, normals: ArrayLike, offsets: ArrayLike, beta: float, **pose: Any):
+        super().__init__(**pose)
+        a = np.asarray(normals, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != 3:
+            raise ValueError(f"SmoothPolytope.normals: expected shape [planes, 3], got {list(a.shape)}")
+        self.normals = [tuple(float(x) for x in row) for row in a]
+        self.offsets = tuple(_floats(offsets, len(self.normals), "SmoothPolytope.offsets"))
+        self.beta = float(beta)
+
+    def _fill_kind(self, k):
+        k.normals[:] = [x for row in self.normals for x in row]
+        k.offsets[:] = self.offsets
+        k.beta = self.beta
+
+    def _params(self):
+        return f"planes={len(self.normals)}, beta={self.beta}"
+
+
+class SuperellipticCylinder(ImplicitShape):
+    """Axis +x of S: (((x/h)^2 + eps)^n + ((y^2 + z^2)/R^2 + eps)^n)^(1/2n) - 1, n in [1, 32]."""
+    _kind = "superelliptic_cylinder"
+
+    def __init__(self, n: float, radius: float, half_length: float, **pose: Any):
+        super().__init__(**pose)
+        self.n, self.radius, self.half_length = float(n), float(radius), float(half_length)
+
+    def _fill_kind(self, k):
+        k.n, k.radius, k.half_length = self.n, self.radius, self.half_length
+
+    def _params(self):
+        return f"n={self.n:g}, radius={self.radius}, half_length={self.half_length}"
+
+
+class TruncatedCone(ImplicitShape):
+    """Axis +x of S from x = -a (radius bottom_radius) to x = +b (radius top_radius), side and caps
+    blended by log-sum-exp with sharpness `beta` > ln 3."""
+    _kind = "truncated_cone"
+
+    def __init__(self, beta: float, bottom_radius: float, top_radius: float, a: float, b: float, **pose: Any):
+        super().__init__(**pose)
+        self.beta, self.bottom_radius, self.top_radius = float(beta), float(bottom_radius), float(top_radius)
+        self.a, self.b = float(a), float(b)
+
+    def _fill_kind(self, k):
+        k.beta, k.bottom_radius, k.top_radius, k.a, k.b = (self.beta, self.bottom_radius, self.top_radius, self.a,
+                                                           self.b)
+
+    def _params(self):
+        return (f"beta={self.beta}, bottom_radius={self.bottom_radius}, top_radius={self.top_radius}, a={self.a}, "
+                f"b={self.b}")

@@ -23,13 +23,15 @@ from taxel._types import ArrayLike, Quat, QuatOrder, Vec3
 from taxel.contact import CONTACT_SPEC_KEYWORDS, ContactMatrixSpec, NonlinearLaw
 from taxel.sensors import (ContactDepthProbe, ContactProbe, ElastomerTaxel, KinematicTaxel, ProximityTaxel,
                            Sensor)
-from taxel.shapes import (WXYZ, XYZW, Box, Capsule, Cylinder, HalfSpace, Heightfield, Mesh, MeshResolver, Shape,
-                          Sphere, _fill_pose, _fmt_pose, quat_order_enum)
+from taxel.shapes import (WXYZ, XYZW, Box, Capsule, Cylinder, HalfSpace, Heightfield, ImplicitShape, ImplicitSphere,
+                          Mesh, MeshResolver, Shape, SmoothPolytope, Sphere, Superellipsoid, SuperellipticCylinder,
+                          TruncatedCone, _fill_pose, _fmt_pose, quat_order_enum)
 
 __all__ = [
     "XYZW", "WXYZ", "quat_order_enum", "Shape", "Sphere", "Box", "Capsule", "Cylinder", "HalfSpace",
     "Heightfield", "Mesh", "Link", "Asset", "Entity", "Sensor", "ContactProbe", "ContactDepthProbe",
     "KinematicTaxel", "ElastomerTaxel", "ProximityTaxel", "SceneSpec", "ContactMatrixSpec", "NonlinearLaw",
+    "ImplicitShape", "ImplicitSphere", "Superellipsoid", "SmoothPolytope", "SuperellipticCylinder", "TruncatedCone",
 ]
 
 # ------------------------------------------------------------------------------------------------

@@ -86,6 +86,17 @@ TEST(ShapeTest, DispatchesToEachKind) {
   EXPECT_EQ(terrain.kind(), ShapeKind::kHeightfield);
   EXPECT_NEAR(terrain.SignedDistance(Vec(0.1, 0.1, 0.3)).distance, 0.3, 1e-15);
   EXPECT_EQ(terrain.SignedDistance(Vec(0.1, 0.1, 0.3), 0.1).distance, kInf);
+
+  // Implicit: the ellipsoid SE(1; 1, 0.5, 0.25); (2, 0, 0) is 1 from its +x vertex (to ~1e-12);
+  // reach 0.5: |q| − R_out = 1 > 0.5 -> +inf without solving. Bounds: the semi-axes.
+  const Shape ellipsoid =
+      Shape::FromImplicit(std::make_shared<const ImplicitShape>(*ImplicitShape::Superellipsoid(1, Vec(1, 0.5, 0.25))));
+  EXPECT_EQ(ellipsoid.kind(), ShapeKind::kImplicit);
+  EXPECT_EQ(ShapeKindName(ShapeKind::kImplicit), "implicit");
+  EXPECT_NEAR(ellipsoid.SignedDistance(Vec(2, 0, 0)).distance, 1.0, 1e-11);
+  EXPECT_EQ(ellipsoid.SignedDistance(Vec(2, 0, 0), 0.5).distance, kInf);
+  EXPECT_NEAR(ellipsoid.SignedDistance(Vec(0, 0, 0.05), 0.0).distance, -0.2, 1e-11);
+  EXPECT_EQ(ellipsoid.local_bounds().hi, Vec(1, 0.5, 0.25));
 }
 
 }  // namespace

@@ -192,6 +192,85 @@ std::vector<BadInput> SceneCases() {
              for (double k : {1.0, 1.0}) BallShape(s).mutable_mesh()->add_scale(k);
            }),
            kInvalid, ball + ".mesh.scale", "expected 3 values or none, got 2"),
+      // Implicit shapes: the codec's sizes, then each factory's rules.
+      Case("implicit_without_kind", m, Spec([](auto& s) { BallShape(s).mutable_implicit(); }), kInvalid,
+           ball + ".implicit", "expected one of sphere, superellipsoid"),
+      Case("implicit_sphere_radius_negative", m,
+           Spec([](auto& s) { BallShape(s).mutable_implicit()->mutable_sphere()->set_radius(-1); }), kInvalid,
+           ball + ".implicit.sphere.radius", "expected a finite value > 0, got -1"),
+      Case("implicit_superellipsoid_n_fractional", m, Spec([](auto& s) {
+             auto* se = BallShape(s).mutable_implicit()->mutable_superellipsoid();
+             se->set_n(2.5);
+             for (double a : {0.05, 0.05, 0.05}) se->add_semi_axes(a);
+           }),
+           kInvalid, ball + ".implicit.superellipsoid.n", "expected an integer in [1, 32], got 2.5"),
+      Case("implicit_superellipsoid_n_zero", m, Spec([](auto& s) {
+             auto* se = BallShape(s).mutable_implicit()->mutable_superellipsoid();
+             for (double a : {0.05, 0.05, 0.05}) se->add_semi_axes(a);
+           }),
+           kInvalid, ball + ".implicit.superellipsoid.n", "expected an integer in [1, 32], got 0"),
+      Case("implicit_superellipsoid_two_semi_axes", m, Spec([](auto& s) {
+             auto* se = BallShape(s).mutable_implicit()->mutable_superellipsoid();
+             se->set_n(2);
+             for (double a : {0.05, 0.05}) se->add_semi_axes(a);
+           }),
+           kInvalid, ball + ".implicit.superellipsoid.semi_axes", "expected 3 values, got 2"),
+      Case("implicit_superellipsoid_semi_axis_nan", m, Spec([](auto& s) {
+             auto* se = BallShape(s).mutable_implicit()->mutable_superellipsoid();
+             se->set_n(2);
+             for (double a : {0.05, kNaN, 0.05}) se->add_semi_axes(a);
+           }),
+           kInvalid, ball + ".implicit.superellipsoid.b", "expected a finite value > 0"),
+      Case("implicit_polytope_normals_not_triples", m, Spec([](auto& s) {
+             auto* p = BallShape(s).mutable_implicit()->mutable_smooth_polytope();
+             for (double a : {1.0, 0.0}) p->add_normals(a);
+           }),
+           kInvalid, ball + ".implicit.smooth_polytope.normals", "expected 3 values per plane, got 2"),
+      Case("implicit_polytope_origin_outside", m, Spec([](auto& s) {
+             // The cube |y_i| <= 0.05 with one offset negative: the origin is outside that half-space.
+             auto* p = BallShape(s).mutable_implicit()->mutable_smooth_polytope();
+             for (int axis = 0; axis < 3; ++axis) {
+               for (double sign : {1.0, -1.0}) {
+                 for (int k = 0; k < 3; ++k) p->add_normals(k == axis ? sign : 0.0);
+                 p->add_offsets(axis == 2 && sign < 0 ? -0.01 : 0.05);
+               }
+             }
+             p->set_beta(20);
+           }),
+           kInvalid, ball + ".implicit.smooth_polytope.offsets[5]", "origin must be strictly inside"),
+      Case("implicit_polytope_unbounded", m, Spec([](auto& s) {
+             // Four half-spaces x, y <= 0.05 and x, y >= -0.05: open along z.
+             auto* p = BallShape(s).mutable_implicit()->mutable_smooth_polytope();
+             for (int axis = 0; axis < 2; ++axis) {
+               for (double sign : {1.0, -1.0}) {
+                 for (int k = 0; k < 3; ++k) p->add_normals(k == axis ? sign : 0.0);
+                 p->add_offsets(0.05);
+               }
+             }
+             p->set_beta(20);
+           }),
+           kInvalid, ball + ".implicit.smooth_polytope.normals", "do not bound a finite region"),
+      Case("implicit_polytope_offsets_count", m, Spec([](auto& s) {
+             auto* p = BallShape(s).mutable_implicit()->mutable_smooth_polytope();
+             for (int k = 0; k < 12; ++k) p->add_normals(k % 4 == 0 ? 1.0 : 0.0);
+             p->add_offsets(0.05);
+           }),
+           kInvalid, ball + ".implicit.smooth_polytope.offsets", "expected one offset per plane (4), got 1"),
+      Case("implicit_cylinder_half_length_zero", m, Spec([](auto& s) {
+             auto* c = BallShape(s).mutable_implicit()->mutable_superelliptic_cylinder();
+             c->set_n(4);
+             c->set_radius(0.05);
+           }),
+           kInvalid, ball + ".implicit.superelliptic_cylinder.half_length", "expected a finite value > 0, got 0"),
+      Case("implicit_cone_beta_too_small", m, Spec([](auto& s) {
+             auto* c = BallShape(s).mutable_implicit()->mutable_truncated_cone();
+             c->set_beta(1);
+             c->set_bottom_radius(0.05);
+             c->set_top_radius(0.03);
+             c->set_a(0.05);
+             c->set_b(0.05);
+           }),
+           kInvalid, ball + ".implicit.truncated_cone.beta", "expected a finite value > ln 3"),
 
       // ---- Sensors ----
       Case("sensor_kind_unspecified", m, Spec([](auto& s) { s.mutable_sensors(1)->clear_kind(); }), kInvalid,
@@ -300,9 +379,7 @@ std::vector<BadInput> SceneCases() {
                          r.mutable_spec()->mutable_sensors(2)->set_link("hand/nope");
                        }),
                        kNotFound, "spec.sensors[2].link", "unknown link 'hand/nope'")
-                      .Setup([](BadInputContext& ctx) {
-                        UploadBall(ctx);
-                      }));
+                      .Setup([](BadInputContext& ctx) { UploadBall(ctx); }));
 
   // The test server holds at most 16 scenes: 3 reference scenes + 13 more fill it.
   cases.push_back(Case("scenes_over_limit", m, Spec([](auto&) {}), kExhausted, "", "maximum of 16 scenes")

@@ -1,0 +1,67 @@
+// Exact metric signed distance from a point to the zero level set of an ImplicitShape.
+//
+// φ is not a distance (implicit_shape.h), so the distance comes from the closest-point problem
+//   min |y − q|  over the surface φ(y) = 0,
+// whose stationary points solve the 4 equations in (y, μ)
+//   y − q + μ∇φ(y) = 0,   φ(y) = 0,     Jacobian [[I + μ∇²φ, ∇φ], [∇φᵀ, 0]],
+// by a damped Newton method (backtracking on the squared residual; a Levenberg–Marquardt step
+// whenever the Jacobian is near-singular, as on the medial axis or at the centre of curvature).
+// Variables are scaled by the shape's outer radius so that tolerances are relative to its size.
+//
+//   query point         starts                                      why the answer is global
+//   ------------------  ------------------------------------------  --------------------------------
+//   outside (φ(q) > 0)  the warm start if given, else q/γ(q);       convex problem: its only KKT
+//                       on failure, the 6 axis-ray starts below      point (μ > 0) is the minimum
+//   inside (φ(q) ≤ 0)   the warm start, q/γ(q), and the exits of     non-convex: the smallest of the
+//                       the rays from q along ±x, ±y, ±z (and,       local solutions; checked against
+//                       for a polytope, along its nearest face)       dense brute force in the tests
+//
+// A start that stops converging (a minimum of the residual that is no root) is abandoned after a
+// few iterations when other starts remain (inside points only; outside, the problem is convex).
+//
+// Accuracy: the foot point satisfies both equations to 1e-12 relative to the outer radius (so the
+// distance is exact to ~1e-12·size); the tests check the sphere exactly, the ellipsoid against its
+// secular equation to 1e-9 m, SE(32) against the box, every kind against a dense brute force.
+// Convergence on 10⁵ random points per kind in the bounding box inflated by 20 % (16–36 % inside):
+// 100 %, with 9–13 Newton iterations per point on average over all starts (sphere 0: closed form).
+// Outside, 3.5–7 iterations from the radial start and 1.3–2 from a warm start 1e-4·R_out away.
+#ifndef TAXEL_CORE_GEOMETRY_IMPLICIT_SIGNED_DISTANCE_H_
+#define TAXEL_CORE_GEOMETRY_IMPLICIT_SIGNED_DISTANCE_H_
+
+#include <limits>
+
+#include "Eigen/Core"
+#include "core/geometry/implicit_shape.h"
+#include "core/geometry/signed_distance_result.h"
+
+namespace taxel::geometry {
+
+/// What a solve did (for tests, benchmarks and warm starts).
+struct ImplicitProbeStats {
+  /// Newton (or Levenberg–Marquardt) iterations over all starts.
+  int iterations = 0;
+  /// Starts tried.
+  int starts = 0;
+  /// False when no start met the tolerance: the result is then the best foot point found (its
+  /// distance is an upper bound on |distance| accurate to the remaining residual).
+  bool converged = true;
+};
+
+/// Signed distance from p_SQ (shape frame S, metres) to the surface of `shape`, with the bounded
+/// semantics of SignedDistanceResult: returns "not found" without solving when |q| − R_out >
+/// max_distance (R_out the outer radius); otherwise an exact distance (negative inside), the foot
+/// point `closest` in S and the outward unit normal ∇φ/|∇φ| at it.
+///
+/// `warm_start`, when non-null, is a previous foot point p_SY (e.g. the last step's for the same
+/// probe); it need not lie on the surface. `stats`, when non-null, receives the iteration counts.
+/// Thread-safe, no allocation; O(1) per iteration (O(planes) for polytopes).
+/// Degenerate input: q at the origin (or anywhere on the medial axis) gets one of the nearest
+/// points, deterministically.
+SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
+                                            double max_distance = std::numeric_limits<double>::infinity(),
+                                            const Eigen::Vector3d* warm_start = nullptr,
+                                            ImplicitProbeStats* stats = nullptr);
+
+}  // namespace taxel::geometry
+
+#endif  // TAXEL_CORE_GEOMETRY_IMPLICIT_SIGNED_DISTANCE_H_

@@ -1,0 +1,157 @@
+// Implicit shapes in a scene: a contact probe against a superellipsoid, the ESTIMATED contact matrix
+// of an implicit shape on a half-space, and creation errors, all against closed forms.
+#include <cmath>
+#include <vector>
+
+#include "core/geometry/implicit_shape.h"
+#include "core/scene/scene.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/thread_pool.h"
+#include "tests/core/contact/contact_matrix_test_util.h"
+#include "tests/support/scene_fixtures.h"
+
+namespace taxel::scene {
+namespace {
+
+using sensors::Branch;
+using sensors::SensorKind;
+using sensors::SensorSpec;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace taxel::testing;              // NOLINT
+using namespace taxel::scene::contact_test;  // NOLINT
+
+constexpr double kPadHalfZ = 0.005;
+constexpr double kProbeR = 0.002;
+
+// A 3×3 grid of probes (pitch 1 cm, R = 2 mm) on the top face of a box pad, and an implicit
+// superellipsoid SE(n; a = 4 cm, b = 3 cm, c = 2 cm) whose bottom (0, 0, −c) is `gap` above the
+// centre probe's centre o = (0, 0, 0.005):
+//
+//            .-''''''-.    SE, centre (0, 0, 0.005 + gap + c)
+//           (          )
+//            '-.____.-'    bottom at z = 0.005 + gap
+//    _______o___o___o______  z = 0.005  probe centres
+//   |        pad           |
+//
+// Along the axis the foot point is exactly the bottom (symmetry; the outside problem is convex),
+// so the centre probe reads depth R − gap; SE(1) is the ellipsoid up to ε = 1e-12.
+void ProbeAgainstSuperellipsoid(int n) {
+  SCOPED_TRACE(::testing::Message() << "n = " << n);
+  const Eigen::Vector3d semi(0.04, 0.03, 0.02);
+  SceneSpec spec;
+  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
+  spec.entities.push_back(Entity("soap", EntityKind::kObject, {Link("body", {SuperellipsoidShape(n, semi)})}));
+  SensorSpec sensor;
+  sensor.name = "depth";
+  sensor.kind = SensorKind::kContactDepthProbe;
+  sensor.link = "pad";
+  sensor.probe_local_pos = PlanarGrid(3, 3, 0.01, kPadHalfZ);
+  sensor.grid_rows = sensor.grid_cols = 3;
+  sensor.probe_radius = {kProbeR};
+  spec.sensors.push_back(sensor);
+  geometry::MeshStore meshes;
+  auto scene = Scene::Create(spec, meshes);
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  InlineExecutor pool;
+  const double eps = geometry::SuperquadricEpsilon(n);
+  // The SE's bottom: (z²/c² + ε)ⁿ + 2εⁿ + 1e-16 = 1.
+  const double bottom = semi.z() * std::sqrt(std::pow(1 - 2 * std::pow(eps, n) - 1e-16, 1.0 / n) - eps);
+  for (double gap : {0.0015, 0.0005, -0.001}) {
+    const Eigen::Vector3d c(0, 0, kPadHalfZ + gap + bottom);
+    std::vector<double> poses = PosesXyzw({Eigen::Vector3d::Zero(), c});
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE((*scene)->Step(in, pool).ok());
+    const auto& out = (*scene)->FindSensor("depth")->outputs(Branch::kGroundTruth);
+    EXPECT_NEAR(out.depth[4], kProbeR - gap, 1e-7) << "gap " << gap;
+    for (int a = 0; a < 3; ++a) EXPECT_NEAR(out.normal[12 + a], a == 2 ? -1 : 0, 1e-6);  // out of the SE
+    EXPECT_EQ(out.partner[4], 1);
+  }
+}
+
+TEST(SceneImplicitTest, ContactProbeReadsTheClosedFormDepthOfAnEllipsoid) { ProbeAgainstSuperellipsoid(1); }
+TEST(SceneImplicitTest, ContactProbeReadsTheClosedFormDepthOfASuperellipsoid) { ProbeAgainstSuperellipsoid(4); }
+
+TEST(SceneImplicitTest, EstimatedMatrixOfAnImplicitBallOnTerrainMatchesArchimedes) {
+  // An implicit sphere (R = 5 cm) δ deep in a half-space: the sampled method against the closed
+  // form 2πR·Q(δ) of the primitive sphere (Archimedes' zones), within the sampling error (3 %).
+  const double R = 0.05;
+  SceneSpec spec;
+  spec.entities.push_back(Entity("bot", EntityKind::kRobot, {Link("ball", {ImplicitSphereShape(R)})}));
+  spec.entities.push_back(Entity("ground", EntityKind::kTerrain, {Link("plane", {HalfSpaceShape()})}));
+  auto scene = WithMatrix(spec, {"all"}, {"terrain"});
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  const contact::ContactMatrix& M = (*scene)->contact_matrix()->matrix();
+  ASSERT_THAT(M.row_names(), ElementsAre("ball"));
+  for (double depth : {1e-3, 2e-3}) {
+    std::vector<double> poses;
+    AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0, 0, R - depth), &poses);
+    server::ThreadPool pool(1);
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE((*scene)->Step(in, pool).ok());
+    const double expected = 2 * kPi * R * Q(depth);
+    EXPECT_NEAR(M.Normal(0, 0, 0).z(), expected, 0.03 * expected) << depth;
+    EXPECT_NEAR(M.Normal(0, 0, 0).head<2>().norm(), 0, 0.01 * expected);
+  }
+}
+
+TEST(SceneImplicitTest, EstimatedMatrixOfTwoImplicitBallsUsesThePairSolve) {
+  // Implicit spheres R_a = 5 cm (robot) and R_b = 3 cm (object), centres R_a + R_b − δ apart along
+  // u: the implicit pair method (pair_contact.h) gives F = 2π·R_e·Q(δ), R_e = R_a R_b/(R_a + R_b),
+  // on the robot along −u (exact for spheres: α, the witness points and the curvatures are).
+  const double ra = 0.05, rb = 0.03, r_eff = ra * rb / (ra + rb);
+  SceneSpec spec;
+  spec.entities.push_back(Entity("bot", EntityKind::kRobot, {Link("tip", {ImplicitSphereShape(ra)})}));
+  spec.entities.push_back(Entity("obj", EntityKind::kObject, {Link("ball", {ImplicitSphereShape(rb)})}));
+  auto scene = WithMatrix(spec, {"all"}, {"object/*"});
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  const contact::ContactMatrix& M = (*scene)->contact_matrix()->matrix();
+  const Eigen::Vector3d u = Eigen::Vector3d(1, 2, 2) / 3.0;
+  for (double depth : {5e-4, 1e-3}) {
+    std::vector<double> poses;
+    AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0.1, 0, 0.2), &poses);
+    AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0.1, 0, 0.2) + (ra + rb - depth) * u, &poses);
+    server::ThreadPool pool(1);
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE((*scene)->Step(in, pool).ok());
+    const Eigen::Vector3d expected = -2 * kPi * r_eff * Q(depth) * u;
+    // float32 cells.
+    EXPECT_NEAR((M.Normal(0, 0, 0).cast<double>() - expected).norm(), 0, 1e-6 * expected.norm()) << depth;
+  }
+}
+
+TEST(SceneImplicitTest, CreationErrorsNameTheImplicitField) {
+  geometry::MeshStore meshes;
+  SceneSpec spec;
+  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
+  spec.entities.push_back(Entity("soap", EntityKind::kObject, {Link("body", {SuperellipsoidShape(2.5, {1, 1, 1})})}));
+  auto r = Scene::Create(spec, meshes);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("entities[1].links[0].shapes[0].implicit.superellipsoid.n: expected an integer in [1, 32], "
+                        "got 2.5"));
+  spec.entities[1].links[0].shapes[0] = ImplicitSphereShape(-1);
+  EXPECT_THAT(Scene::Create(spec, meshes).status().message(),
+              HasSubstr("entities[1].links[0].shapes[0].implicit.sphere.radius"));
+  ShapeSpec cone;
+  cone.kind = geometry::ShapeKind::kImplicit;
+  cone.implicit.kind = geometry::ImplicitKind::kTruncatedCone;
+  cone.implicit.beta = 1;
+  cone.implicit.bottom_radius = cone.implicit.top_radius = cone.implicit.a = cone.implicit.b = 0.01;
+  spec.entities[1].links[0].shapes[0] = cone;
+  EXPECT_THAT(Scene::Create(spec, meshes).status().message(),
+              HasSubstr("entities[1].links[0].shapes[0].implicit.truncated_cone.beta"));
+}
+
+}  // namespace
+}  // namespace taxel::scene
