@@ -1,0 +1,56 @@
+#include "core/sensors/probe_gradients.h"
+
+#include "Eigen/Geometry"
+#include "core/contact/nonlinear_law.h"
+#include "core/contact/spring_damper_law.h"
+
+namespace taxel::sensors {
+namespace {
+
+Eigen::Matrix3d Skew(const Eigen::Vector3d& v) {
+  Eigen::Matrix3d m;
+  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return m;
+}
+
+}  // namespace
+
+PoseGradient DepthPoseGradient(const ContactGeometry& g) {
+  PoseGradient d;
+  d.segment<3>(0) = -g.n_W.transpose();
+  d.segment<3>(3) = -(g.o_W - g.p_WL).cross(g.n_W).transpose();
+  d.segment<3>(6) = g.n_W.transpose();
+  d.segment<3>(9) = (g.o_W - g.p_WP).cross(g.n_W).transpose();
+  return d;
+}
+
+PoseJacobian3 NormalPoseJacobian(const ContactGeometry& g) {
+  PoseJacobian3 J;
+  J.block<3, 3>(0, 0) = g.H_W;
+  J.block<3, 3>(0, 3) = -g.H_W * Skew(g.o_W - g.p_WL);
+  J.block<3, 3>(0, 6) = -g.H_W;
+  J.block<3, 3>(0, 9) = -Skew(g.n_W) + g.H_W * Skew(g.o_W - g.p_WP);
+  return J;
+}
+
+PoseJacobian3 KinematicForcePoseJacobian(const SensorSpec& spec, const ContactGeometry& g, double depth,
+                                         const Eigen::Vector3d& v_rel_W, const Eigen::Matrix3d& R_LW) {
+  // The force in world, f(d, n), and its law's partial derivatives at fixed velocity.
+  Eigen::Vector3d f_W;
+  contact::LawJacobian law;
+  if (spec.force_law == SensorSpec::ForceLaw::kNonlinear) {
+    // The law sees the sensor as the body: its velocity relative to the partner is −v_rel.
+    f_W = contact::EvaluateNonlinearLaw(spec.nonlinear, depth, g.n_W, -v_rel_W).force;
+    law = contact::NonlinearLawJacobian(spec.nonlinear, depth, g.n_W, -v_rel_W);
+  } else {
+    f_W = contact::SpringDamperForce(spec.spring_damper, depth, g.n_W, v_rel_W);
+    law = contact::SpringDamperForceJacobian(spec.spring_damper, depth, g.n_W, v_rel_W);
+  }
+  PoseJacobian3 J = law.d_depth * DepthPoseGradient(g) + law.d_normal * NormalPoseJacobian(g);
+  J = R_LW * J;
+  // F_L = R_LW·f_W and R_LW ← R_LW·exp(−δθ^) under a sensor rotation: δF_L = R_LW·[f_W]×·δθ.
+  J.block<3, 3>(0, 3) += R_LW * Skew(f_W);
+  return J;
+}
+
+}  // namespace taxel::sensors
