@@ -58,6 +58,7 @@ struct StepPlan {
 absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene, const Limits& limits, StepPlan* plan) {
   TAXEL_RETURN_IF_ERROR(DecodeStep(request, scene, &plan->step));
   TAXEL_ASSIGN_OR_RETURN(plan->read, PlanRead(request.read(), scene, "read"));
+  plan->step.input.gradients = plan->read.gradients;  // computed by this step for its readings
   plan->contact_matrix = request.read().contact_matrix();
   if (plan->contact_matrix && scene.contact_matrix() == nullptr) {
     return FieldError(absl::StatusCode::kFailedPrecondition, "read.contact_matrix",
@@ -296,6 +297,10 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
+    if (plan.gradients) {
+      return InvalidFieldError("read.gradients",
+                               "gradients are computed by a step: set StepRequest.read.gradients instead");
+    }
     if (request.history() != 0) TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
     // A history read returns `history` measured samples of each env's history channels: its size
     // is that of those channels for envs × history.
@@ -304,11 +309,10 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
       sized.branches = {sensors::Branch::kMeasured};
       for (ReadPlan::Item& item : sized.items) {
         const auto& kept = item.sensor->history_channels();
-        item.channels.erase(std::remove_if(item.channels.begin(), item.channels.end(),
-                                           [&](sensors::Channel c) {
-                                             return std::find(kept.begin(), kept.end(), c) == kept.end();
-                                           }),
-                            item.channels.end());
+        item.channels.erase(
+            std::remove_if(item.channels.begin(), item.channels.end(),
+                           [&](sensors::Channel c) { return std::find(kept.begin(), kept.end(), c) == kept.end(); }),
+            item.channels.end());
       }
     }
     const int64_t samples = std::max<int64_t>(1, request.history());
