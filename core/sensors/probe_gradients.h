@@ -48,9 +48,12 @@ PoseJacobian3 NormalPoseJacobian(const ContactGeometry& g);
 
 /// ∂F_L/∂ξ of a KinematicTaxel's force (link frame, N per m or rad) for the contact of depth
 /// `depth` > 0 with relative velocity v_rel_W of the partner with respect to the sensor at o.
-/// R_LW: world → sensor link rotation. The law (spring-damper or nonlinear) is spec.force_law.
+/// R_LW: world → sensor link rotation; f_W: the law's force in world (R_LW·f_W is the reading).
+/// The law (spring-damper or nonlinear) is spec.force_law. About 300 flops on a flat partner
+/// (H = 0: faces, planes), 500 on a curved one.
 PoseJacobian3 KinematicForcePoseJacobian(const SensorSpec& spec, const ContactGeometry& g, double depth,
-                                         const Eigen::Vector3d& v_rel_W, const Eigen::Matrix3d& R_LW);
+                                         const Eigen::Vector3d& v_rel_W, const Eigen::Matrix3d& R_LW,
+                                         const Eigen::Vector3d& f_W);
 
 }  // namespace taxel::sensors
 

@@ -167,9 +167,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
           float* dst = &out.force_gradient[36 * slot];
           if (depth > 0) {
             const ProbeCandidate& cand = candidates[contact.candidate];
-            const PoseJacobian3 J =
-                KinematicForcePoseJacobian(spec, GeometryOf(contact, cand, o_W, link, true), depth,
-                                           cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W), R_LW);
+            const PoseJacobian3 J = KinematicForcePoseJacobian(
+                spec, GeometryOf(contact, cand, o_W, link, true), depth,
+                cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W), R_LW, link.X_WL.R * F[0]);
             StoreGradient<3>(dst, &J);
           } else {
             StoreGradient<3>(dst, nullptr);
