@@ -24,6 +24,7 @@
 #include "core/contact/spring_damper_law.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/scene_fixtures.h"
 
@@ -319,6 +320,7 @@ std::vector<GradientParam> Params() {
   std::vector<GradientParam> out;
   for (const ShapeCase& c : Cases()) {
     out.push_back({c, SensorSpec::ForceLaw::kSpringDamper, SensorKind::kContactDepthProbe});
+    if (c.name == "sphere") out.push_back({c, SensorSpec::ForceLaw::kSpringDamper, SensorKind::kContactProbe});
     out.push_back({c, SensorSpec::ForceLaw::kSpringDamper, SensorKind::kKinematicTaxel});
     out.push_back({c, SensorSpec::ForceLaw::kNonlinear, SensorKind::kKinematicTaxel});
   }
@@ -328,10 +330,49 @@ std::vector<GradientParam> Params() {
 INSTANTIATE_TEST_SUITE_P(AllShapes, ProbeGradientTest, ::testing::ValuesIn(Params()),
                          [](const ::testing::TestParamInfo<GradientParam>& info) {
                            const GradientParam& p = info.param;
-                           return p.shape.name + (p.kind == SensorKind::kContactDepthProbe    ? "_depth"
-                                                  : p.law == SensorSpec::ForceLaw::kNonlinear ? "_force_nonlinear"
-                                                                                              : "_force_spring_damper");
+                           if (p.kind == SensorKind::kContactDepthProbe) return p.shape.name + "_depth";
+                           if (p.kind == SensorKind::kContactProbe) return p.shape.name + "_contact_probe";
+                           return p.shape.name + (p.law == SensorSpec::ForceLaw::kNonlinear ? "_force_nonlinear"
+                                                                                            : "_force_spring_damper");
                          });
+
+// The gradient buffer: allocated by the first step that asks (reserved from the budget, refused
+// when it does not fit, changing nothing), written only by steps that ask, zeroed by Reset.
+TEST(ProbeGradientBufferTest, AllocatedOnDemandReservedAndReset) {
+  scene::SceneSpec spec = PadAndBallSpec("s", 2, 3);  // "kin": 3 × 3 KinematicTaxels on z = 5 mm
+  geometry::MeshStore meshes;
+  auto created = scene::Scene::Create(spec, meshes);
+  ASSERT_TRUE(created.ok()) << created.status();
+  scene::Scene& scene = **created;
+  InlineExecutor ex;
+  // Both envs: the ball (r = 5 cm) centred at z = 5.4 cm, 1 mm into the pad's top face.
+  const std::vector<double> poses = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0.054, 0, 0, 0, 1,
+                                     0, 0, 0, 0, 0, 0, 1, 0, 0, 0.054, 0, 0, 0, 1};
+  scene::StepInput in;
+  in.poses = poses, in.quat_order = QuatOrder::kXyzw, in.dt = 0.01;
+  ASSERT_TRUE(scene.Step(in, ex).ok());
+  const SensorOutputs& o = scene.sensors()[0]->outputs(Branch::kGroundTruth);
+  EXPECT_TRUE(o.force_gradient.empty());  // never asked: nothing allocated
+  // 2 envs × 9 probes × 36 floats = 2592 B: a budget of 2000 B refuses, naming the field.
+  in.gradients = true;
+  FixedMemoryBudget small(2000);
+  const absl::Status refused = scene.Step(in, ex, nullptr, small);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("read.gradients"));
+  EXPECT_TRUE(o.force_gradient.empty());
+  EXPECT_EQ(scene.step_count(), 1);
+  FixedMemoryBudget enough(2592);
+  ASSERT_TRUE(scene.Step(in, ex, nullptr, enough).ok());
+  ASSERT_EQ(o.force_gradient.size(), 2u * 9 * 36);
+  // Centre probe (4): n = −z (out of the ball, down), velocities 0 (same poses), so F = k_n·d·n
+  // and ∂F/∂t_ball = k_n·n·nᵀ + k_n·d·∂n/∂t_ball with ∂n/∂t_ball = −H = −(I − nnᵀ)/|o − c|, whose
+  // zz entry is 0: ∂F_z/∂t_ball,z = k_n = 1000 N/m. Index: probe 4, component z, partner, t_z.
+  const size_t dFz_dtz = 36 * 4 + 12 * 2 + 6 + 2;
+  EXPECT_NEAR(o.force_gradient[dFz_dtz], 1000.0, 1e-3);
+  ASSERT_TRUE(scene.Reset(std::vector<int32_t>{1}).ok());
+  for (int j = 0; j < 9 * 36; ++j) ASSERT_EQ(o.force_gradient[9 * 36 + j], 0.f) << j;
+  EXPECT_NEAR(o.force_gradient[dFz_dtz], 1000.0, 1e-3);  // env 0 kept
+}
 
 }  // namespace
 }  // namespace taxel::sensors
