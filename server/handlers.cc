@@ -296,11 +296,11 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
-    TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
-    if (plan.gradients) {
+    if (request.read().gradients()) {
       return InvalidFieldError("read.gradients",
                                "gradients are computed by a step: set StepRequest.read.gradients instead");
     }
+    TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
     if (request.history() != 0) TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
     // A history read returns `history` measured samples of each env's history channels: its size
     // is that of those channels for envs × history.
