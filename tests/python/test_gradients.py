@@ -1,7 +1,6 @@
 """Read(gradients=True): the gradient arrays' shapes and values against the pad-and-ball closed
 form, the refusals, and the README's gradient-descent example run as written. Geometry:
 conftest.py (pad at the origin, identity rotation: link frame = world)."""
-import math
 import os
 import re
 
@@ -10,6 +9,7 @@ import pytest
 
 import taxel
 from conftest import BALL_R, BALL_Z, PROBE_R, grid_3x3, pad_and_ball_spec, poses_xyzw
+from test_mesh import CountingCall as Counting
 
 README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
 
@@ -92,3 +92,41 @@ def test_readme_gradient_descent_step_reaches_the_target_depth(server):
     finally:
         ns["client"].delete_scene("fingertip")
         ns["client"].close()
+
+
+@pytest.fixture
+def server_1mib():
+    from conftest import ServerProcess, server_binary
+    s = ServerProcess(server_binary(), extra_args=["--max_message_bytes=1048576"]).start()
+    yield s
+    s.stop()
+
+
+def test_a_step_whose_gradients_exceed_the_limit_is_split_and_joined(server_1mib):
+    """3000 envs of the 3×3 depth probe: 9 × 48 B of gradient per env on top of the readings,
+    about 2 MB dense, over the server's 1 MiB: the client splits the step by envs and joins the
+    gradient arrays like any channel. The ball sits over a different probe column per env, so
+    every env's gradient differs; each is checked against the closed form ∂d/∂t_ball = u."""
+    n = 3000
+    spec = taxel.SceneSpec("split_gradients", num_envs=n)
+    spec.robot("hand").link("pad")
+    spec.object("ball", shapes=[taxel.Sphere(BALL_R)])
+    spec.add_sensor(taxel.ContactDepthProbe("depth", link="pad", probe_local_pos=grid_3x3(), probe_radius=PROBE_R))
+    c_x = 0.004 * ((np.arange(n) % 5) - 2)  # ball centre x per env: −8 mm … 8 mm
+    centres = np.stack([c_x, np.zeros(n), np.full(n, BALL_Z)], axis=1)
+    with taxel.Client(server_1mib.target, timeout=60, max_message_bytes=1 << 20) as c:
+        scene = c.create_scene(spec, quat_order="xyzw", dt=0.01)
+        counter = Counting(c._raw["Step"])
+        c._raw["Step"] = counter
+        r = scene.step(poses_xyzw(centres), read=taxel.Read(gradients=True, sparse=False))
+        assert counter.calls >= 2  # split
+        assert r.step == 1
+        g = r["depth"].gradient
+        assert g.shape == (n, 3, 3, 2, 6)
+        o = grid_3x3()[None]                                   # [1, 3, 3, 3]
+        d = o - centres[:, None, None, :]                      # [n, 3, 3, 3]
+        u = d / np.linalg.norm(d, axis=-1, keepdims=True)
+        touching = r["depth"].depth > 0
+        assert touching.sum() > 5 * n
+        np.testing.assert_allclose(g[..., 1, :3][touching], u[touching], atol=1e-6)
+        np.testing.assert_array_equal(g[~touching], 0)
