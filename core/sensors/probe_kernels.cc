@@ -87,6 +87,29 @@ void StoreGradient(float* out, const Eigen::Matrix<double, Rows, 12>* J) {
   }
 }
 
+// ∂depth/∂(sensor, partner) twist of a probe's ground-truth depth into dst[12]; zeros without
+// contact.
+void StoreDepthGradient(const ProbeContact& contact, double depth, absl::Span<const ProbeCandidate> candidates,
+                        const Eigen::Vector3d& o_W, const LinkKinematics& link, float* dst) {
+  if (!(depth > 0)) return StoreGradient<1>(dst, nullptr);
+  const PoseGradient d = DepthPoseGradient(GeometryOf(contact, candidates[contact.candidate], o_W, link, false));
+  StoreGradient<1>(dst, &d);
+}
+
+// ∂force_L/∂(sensor, partner) twist of a KinematicTaxel probe's ground-truth force F_L into
+// dst[36]; zeros without contact.
+void StoreForceGradient(const SensorSpec& spec, const ProbeContact& contact, double depth,
+                        absl::Span<const ProbeCandidate> candidates, const Eigen::Vector3d& o_W,
+                        const LinkKinematics& link, const Eigen::Matrix3d& R_LW, const Eigen::Vector3d& F_L,
+                        float* dst) {
+  if (!(depth > 0)) return StoreGradient<3>(dst, nullptr);
+  const ProbeCandidate& cand = candidates[contact.candidate];
+  const PoseJacobian3 J =
+      KinematicForcePoseJacobian(spec, GeometryOf(contact, cand, o_W, link, true), depth,
+                                 cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W), R_LW, link.X_WL.R * F_L);
+  StoreGradient<3>(dst, &J);
+}
+
 }  // namespace
 
 void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& link,
@@ -100,12 +123,6 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
   const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
-  // ∂depth/∂(sensor, partner) twist of the ground-truth depth; zeros without contact.
-  auto StoreDepthGradient = [&](const ProbeContact& contact, double depth, const Eigen::Vector3d& o_W, float* dst) {
-    if (!(depth > 0)) return StoreGradient<1>(dst, nullptr);
-    const PoseGradient d = DepthPoseGradient(GeometryOf(contact, candidates[contact.candidate], o_W, link, false));
-    StoreGradient<1>(dst, &d);
-  };
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
@@ -132,7 +149,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         out.contact[slot] = on;
         out.depth[slot] = static_cast<float>(depth);
         if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
-        if (sensor.compute_gradients()) StoreDepthGradient(contact, depth, o_W, &out.depth_gradient[12 * slot]);
+        if (sensor.compute_gradients()) {
+          StoreDepthGradient(contact, depth, candidates, o_W, link, &out.depth_gradient[12 * slot]);
+        }
         break;
       }
       case SensorKind::kContactDepthProbe: {
@@ -147,7 +166,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
           out.partner[slot] = -1;
         }
         if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
-        if (sensor.compute_gradients()) StoreDepthGradient(contact, depth, o_W, &out.depth_gradient[12 * slot]);
+        if (sensor.compute_gradients()) {
+          StoreDepthGradient(contact, depth, candidates, o_W, link, &out.depth_gradient[12 * slot]);
+        }
         break;
       }
       case SensorKind::kKinematicTaxel: {
@@ -164,16 +185,7 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         }
         if (raw != nullptr && depth_m > 0 && depth_m == depth) F[1] = F[0], T[1] = T[0];
         if (sensor.compute_gradients()) {
-          float* dst = &out.force_gradient[36 * slot];
-          if (depth > 0) {
-            const ProbeCandidate& cand = candidates[contact.candidate];
-            const PoseJacobian3 J = KinematicForcePoseJacobian(
-                spec, GeometryOf(contact, cand, o_W, link, true), depth,
-                cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W), R_LW, link.X_WL.R * F[0]);
-            StoreGradient<3>(dst, &J);
-          } else {
-            StoreGradient<3>(dst, nullptr);
-          }
+          StoreForceGradient(spec, contact, depth, candidates, o_W, link, R_LW, F[0], &out.force_gradient[36 * slot]);
         }
         Store3(&out.force[3 * slot], F[0]);
         Store3(&out.torque[3 * slot], T[0]);
