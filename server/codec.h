@@ -135,11 +135,14 @@ struct ReadPlan {
   };
   std::vector<Item> items;
   std::vector<sensors::Branch> branches;
-  bool sparse = false;  // ReadSpec.sparse: tensors in their nonzero-mask form
+  bool sparse = false;     // ReadSpec.sparse: tensors in their nonzero-mask form
+  bool gradients = false;  // ReadSpec.gradients: the readings' gradients ride with them
 };
 
 /// Errors: NOT_FOUND for an unknown sensor name, INVALID_ARGUMENT for an unknown channel name or
-/// branch, naming `field` ("read.sensors[1]").
+/// branch, naming `field` ("read.sensors[1]"), and for gradients a planned sensor cannot carry
+/// (ReadSpec.gradients: its kind has none, its gradient's channel is not read, or it has
+/// imperfections and GROUND_TRUTH is not read).
 absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& scene, absl::string_view field);
 
 /// Upper estimate of the bytes a response carrying the readings of `plan` for `num_envs` envs
@@ -163,9 +166,14 @@ struct ChannelArray {
   std::vector<int64_t> probe_shape;
   const char* data = nullptr;
   size_t bytes_per_env = 0;
-  size_t item_size = 4;  // bytes per element
+  size_t item_size = 4;    // bytes per element
+  absl::string_view name;  // the reading's channel name; empty: ChannelName(channel)
 };
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel);
+/// The gradient of `channel` (sensors::GradientChannelOf) of the ground truth, named
+/// GradientName(channel): probe_shape is the layout, then 3 for a force, then 2, 6.
+/// @pre the sensor's gradients are enabled.
+ChannelArray GradientOutput(const sensors::Sensor& sensor, sensors::Channel channel);
 
 /// Copies the blocks of `envs` (in that order) of `array` to `dst`, which holds
 /// len(envs)·bytes_per_env bytes: one memcpy when `envs` is 0, 1, ..., num_envs − 1.

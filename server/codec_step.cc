@@ -24,6 +24,36 @@ absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, i
   return absl::OkStatus();
 }
 
+// ReadSpec.gradients: every planned sensor must be able to carry its gradient.
+absl::Status CheckGradients(const ReadPlan& plan, const std::string& field) {
+  const bool truth =
+      std::find(plan.branches.begin(), plan.branches.end(), sensors::Branch::kGroundTruth) != plan.branches.end();
+  for (const ReadPlan::Item& item : plan.items) {
+    const sensors::Sensor& s = *item.sensor;
+    const std::string name = absl::StrCat("sensor '", s.spec().name, "'");
+    sensors::Channel c;
+    if (!sensors::GradientChannelOf(s.kind(), &c)) {
+      return InvalidFieldError(field, absl::StrCat(name, " (", sensors::SensorKindName(s.kind()),
+                                                   ") has no gradients; list the sensors to read in read.sensors"));
+    }
+    if (std::find(item.channels.begin(), item.channels.end(), c) == item.channels.end()) {
+      return InvalidFieldError(field, absl::StrCat(name, ": its gradient is that of '", sensors::ChannelName(c),
+                                                   "', which read.channels leaves out"));
+    }
+    if (s.pipeline() != nullptr && !truth) {
+      return InvalidFieldError(field, absl::StrCat(name,
+                                                   " has imperfections: its gradients are those of the ground "
+                                                   "truth; add GROUND_TRUTH to read.branches"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Whether a reading of this sensor and branch carries the gradient (ReadSpec.gradients).
+bool CarriesGradient(const sensors::Sensor& s, sensors::Branch b) {
+  return b == sensors::Branch::kGroundTruth || s.pipeline() == nullptr;
+}
+
 }  // namespace
 
 absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scene, DecodedStep* out) {
@@ -203,6 +233,8 @@ absl::StatusOr<ReadPlan> PlanRead(const v1::ReadSpec& read, const scene::Scene& 
   }
   if (plan.branches.empty()) plan.branches.push_back(sensors::Branch::kMeasured);
   plan.sparse = read.sparse();
+  if (read.gradients()) TAXEL_RETURN_IF_ERROR(CheckGradients(plan, absl::StrCat(field, ".gradients")));
+  plan.gradients = read.gradients();
   return plan;
 }
 
@@ -220,6 +252,11 @@ int64_t EstimateResponseBytes(const ReadPlan& plan, int64_t num_envs) {
       per_branch += kPerTensor + elements * item_size + (plan.sparse ? (elements + 7) / 8 : 0);
     }
     bytes += per_branch * static_cast<int64_t>(plan.branches.size());
+    if (plan.gradients) {
+      const int64_t elements = num_envs * item.sensor->num_probes() * sensors::GradientWidth(item.sensor->kind());
+      const int64_t per_gradient = kPerTensor + elements * 4 + (plan.sparse ? (elements + 7) / 8 : 0);
+      for (sensors::Branch b : plan.branches) bytes += CarriesGradient(*item.sensor, b) ? per_gradient : 0;
+    }
   }
   return bytes;
 }
@@ -266,6 +303,22 @@ ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch
   return a;
 }
 
+ChannelArray GradientOutput(const sensors::Sensor& sensor, sensors::Channel channel) {
+  const sensors::SensorOutputs& o = sensor.outputs(sensors::Branch::kGroundTruth);
+  ChannelArray a;
+  a.probe_shape = sensor.layout().shape();
+  if (sensors::ChannelWidth(channel) == 3) a.probe_shape.push_back(3);
+  a.probe_shape.push_back(2);
+  a.probe_shape.push_back(6);
+  a.dtype = v1::FLOAT32;
+  a.data = reinterpret_cast<const char*>(channel == sensors::Channel::kForce ? o.force_gradient.data()
+                                                                             : o.depth_gradient.data());
+  a.item_size = sizeof(float);
+  a.bytes_per_env = static_cast<size_t>(sensor.num_probes()) * sensors::GradientWidth(sensor.kind()) * sizeof(float);
+  a.name = sensors::GradientName(channel);
+  return a;
+}
+
 void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst) {
   const size_t block = array.bytes_per_env;
   if (IsAllEnvsInOrder(envs, num_envs)) {
@@ -283,6 +336,10 @@ std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan) {
       r.sensor = item.sensor;
       r.branch = b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH;
       for (sensors::Channel c : item.channels) r.channels.emplace_back(c, ChannelOutput(*item.sensor, b, c));
+      sensors::Channel g;
+      if (plan.gradients && CarriesGradient(*item.sensor, b) && sensors::GradientChannelOf(item.sensor->kind(), &g)) {
+        r.channels.emplace_back(g, GradientOutput(*item.sensor, g));
+      }
     }
   }
   return out;

@@ -58,6 +58,7 @@ struct StepPlan {
 absl::Status PlanStep(const v1::StepRequest& request, const scene::Scene& scene, const Limits& limits, StepPlan* plan) {
   TAXEL_RETURN_IF_ERROR(DecodeStep(request, scene, &plan->step));
   TAXEL_ASSIGN_OR_RETURN(plan->read, PlanRead(request.read(), scene, "read"));
+  plan->step.input.gradients = plan->read.gradients;  // computed by this step for its readings
   plan->contact_matrix = request.read().contact_matrix();
   if (plan->contact_matrix && scene.contact_matrix() == nullptr) {
     return FieldError(absl::StatusCode::kFailedPrecondition, "read.contact_matrix",
@@ -298,6 +299,10 @@ absl::Status TaxelHandlers::ReadSensors(const Call& call, const v1::ReadSensorsR
     const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
+    if (request.read().gradients()) {
+      return InvalidFieldError("read.gradients",
+                               "gradients are computed by a step: set StepRequest.read.gradients instead");
+    }
     TAXEL_ASSIGN_OR_RETURN(ReadPlan plan, PlanRead(request.read(), scene, "read"));
     if (request.history() != 0) TAXEL_RETURN_IF_ERROR(CheckHistory(plan, request.history(), "history"));
     // A history read returns `history` measured samples of each env's history channels: its size

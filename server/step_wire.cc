@@ -76,7 +76,7 @@ ReadingsWireWriter::ReadingsWireWriter(int readings_field, std::vector<ReadingAr
     r.branch = in.branch;
     for (auto& [channel, array] : in.channels) {
       Channel ch;
-      ch.name = sensors::ChannelName(channel);
+      ch.name = array.name.empty() ? sensors::ChannelName(channel) : array.name;
       ch.array = std::move(array);
       ch.data_size = ch.array.bytes_per_env * envs.size();
       r.channels.push_back(std::move(ch));

@@ -51,6 +51,12 @@ function responseBytes(scene, read = {}, history = 0) {
         const n = product((o.shape || []).slice(1)) * samples;
         perEnv += branches * (n * itemSize(o.dtype) + (read.sparse ? Math.ceil(n / 8) : 0));
         fixed += 64 * branches;
+        // read.gradients: 2 × 6 float32 per value of the depth (probes) or force (taxels).
+        const taxel = s.kind === 'KINEMATIC_TAXEL';
+        if (read.gradients && ((o.channel === 'depth' && !taxel) || (o.channel === 'force' && taxel))) {
+          perEnv += branches * (n * 12 * 4 + (read.sparse ? Math.ceil((n * 12) / 8) : 0));
+          fixed += 64 * branches;
+        }
       }
     }
   }

@@ -209,6 +209,20 @@ function attachGet(out) {
     return c;
   };
   Object.defineProperty(out, 'get', { enumerable: false });
+  /**
+   * The gradient a step with `read: { gradients: true }` returned for a sensor: channel
+   * "depth_gradient" `[E, n, 2, 6]` or "force_gradient" `[E, n, 3, 2, 6]` (docs/reference.md#gradients).
+   * @param {string} sensor
+   * @param {string} [branch] "MEASURED" (default; sensors without imperfections) or "GROUND_TRUTH"
+   */
+  out.gradient = (sensor, branch = 'MEASURED') => {
+    const r = readings.find((x) => x.sensor === sensor && (x.branch === branch ||
+        (branch === 'MEASURED' && x.branch === 'BRANCH_UNSPECIFIED')));
+    const c = r && (r.channels.depth_gradient || r.channels.force_gradient);
+    if (!c) throw new Error(`no gradient for sensor '${sensor}' (${branch}); step with read: { gradients: true }`);
+    return c;
+  };
+  Object.defineProperty(out, 'gradient', { enumerable: false });
   return out;
 }
 
@@ -248,7 +262,9 @@ function stepRequest(a) {
  * @property {number} dt seconds, > 0
  * @property {number[]} [envIds] envs on the poses' first axis; default all, in order
  * @property {Float64Array|Float32Array|object} [twists] `[.., L, 6]` linear then angular velocity
- * @property {{sensors?: string[], channels?: string[], branches?: string[], none?: boolean}} [read]
+ * @property {{sensors?: string[], channels?: string[], branches?: string[], none?: boolean,
+ *   gradients?: boolean}} [read] gradients: also return each probe reading's pose gradient
+ *   (`result.gradient(sensor)`, docs/reference.md#gradients)
  * @property {{env: Int32Array, body: Int32Array, partner: Int32Array, force: Float64Array|Float32Array,
  *   friction?: Float64Array|Float32Array}} [contacts] REPORTED contact matrix only: [K] env, body
  *   and partner link indices, [K·3] forces (wire Tensors accepted too)

@@ -71,3 +71,52 @@ ContactScratch EvaluateNonlinearLaw(const NonlinearLawParams& p, double depth, c
 }
 
 }  // namespace taxel::contact
+
+namespace taxel::contact {
+
+double FrictionCoefficientSlope(const NonlinearLawParams& p, double s) {
+  const double mu_s = p.static_friction.value_or(p.dynamic_friction);
+  const double mu_d = p.dynamic_friction;
+  if (s <= p.stiction_speed) {
+    const double u = s / p.stiction_speed;
+    return mu_s * 3 * (1 - u * u) / (2 * p.stiction_speed);
+  }
+  if (s < p.transition_speed) {
+    const double span = p.transition_speed - p.stiction_speed;
+    const double w = (s - p.stiction_speed) / span;
+    return (mu_d - mu_s) * 6 * w * (1 - w) / span;
+  }
+  return 0;
+}
+
+LawJacobian NonlinearLawJacobian(const NonlinearLawParams& p, double depth, const Eigen::Vector3d& n,
+                                 const Eigen::Vector3d& v) {
+  LawJacobian j;
+  const double closing = -v.dot(n);
+  const double f_n = NormalForce(p, depth, closing);
+  if (!(f_n > 0)) return j;  // clamped: no force, no derivative
+  // F_n = k_p·δ^e + k_c·S(δ/d_max)·v_n, S'(a) = 6a(1 − a) inside (0, 1).
+  const double a = depth / p.damping_depth;
+  const double dS = a > 0 && a < 1 ? 6 * a * (1 - a) / p.damping_depth : 0.0;
+  const double dFn_dd = (p.exponent == 1.0 ? p.stiffness : p.stiffness * p.exponent * std::pow(depth, p.exponent - 1)) +
+                        p.damping * dS * closing;
+  const Eigen::RowVector3d dFn_dn = -p.damping * SmoothStep(a) * v.transpose();  // ∂v_n/∂n = −vᵀ
+  j.d_depth = dFn_dd * n;
+  j.d_normal = f_n * Eigen::Matrix3d::Identity() + n * dFn_dn;
+  const Eigen::Vector3d slip = v + closing * n;
+  const double s = slip.norm();
+  if (s > 0) {
+    // friction g = −F_n·h(σ), h = μ(s)·σ/s, ∂h/∂σ = (μ/s)(I − σ̂σ̂ᵀ) + μ'(s)·σ̂σ̂ᵀ, ∂σ/∂n = v_n·I − n·vᵀ.
+    const double mu = FrictionCoefficient(p, s);
+    const Eigen::Vector3d u = slip / s;
+    const Eigen::Vector3d h = mu * u;
+    const Eigen::Matrix3d dh = (mu / s) * (Eigen::Matrix3d::Identity() - u * u.transpose()) +
+                               FrictionCoefficientSlope(p, s) * u * u.transpose();
+    const Eigen::Matrix3d dslip = closing * Eigen::Matrix3d::Identity() - n * v.transpose();
+    j.d_depth -= dFn_dd * h;
+    j.d_normal -= h * dFn_dn + f_n * dh * dslip;
+  }
+  return j;
+}
+
+}  // namespace taxel::contact

@@ -20,6 +20,7 @@
 #include "Eigen/Core"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/contact/law_jacobian.h"
 
 namespace taxel::contact {
 
@@ -67,6 +68,15 @@ struct ContactScratch {
 /// and the velocity v of the body relative to the partner at the contact (so v_n = −v·n).
 ContactScratch EvaluateNonlinearLaw(const NonlinearLawParams& p, double depth, const Eigen::Vector3d& n,
                                     const Eigen::Vector3d& v);
+
+/// ∂μ/∂s at slip speed s ≥ 0 (the derivative of FrictionCoefficient; 0 beyond v_d).
+double FrictionCoefficientSlope(const NonlinearLawParams& p, double slip_speed);
+
+/// ∂F/∂δ and ∂F/∂n of EvaluateNonlinearLaw(p, depth, n, v).force at fixed body velocity v, by
+/// the chain rule through F = F_n·n − μ(s)·F_n·σ/s with v_n = −v·n and slip σ = v + v_n·n.
+/// Zero where F_n is clamped at 0; without slip (s = 0) the friction term contributes nothing.
+LawJacobian NonlinearLawJacobian(const NonlinearLawParams& p, double depth, const Eigen::Vector3d& n,
+                                 const Eigen::Vector3d& v);
 
 }  // namespace taxel::contact
 

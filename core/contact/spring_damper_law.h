@@ -6,6 +6,7 @@
 
 #include "Eigen/Core"
 #include "absl/status/status.h"
+#include "core/contact/law_jacobian.h"
 
 namespace taxel::contact {
 
@@ -30,6 +31,23 @@ inline Eigen::Vector3d SpringDamperForce(const SpringDamperParams& k, double dep
   const double v_n = v.dot(n);
   const Eigen::Vector3d v_t = v - v_n * n;
   return (k.normal_stiffness * s + k.normal_damping * s * v_n) * n - k.shear_damping * v_t;
+}
+
+/// ∂SpringDamperForce/∂depth and ∂/∂n at fixed v (same frame): with s = δ^p, v_n = v·n,
+///   ∂F/∂δ = (k_n + c_n·v_n)·p·δ^(p−1)·n,
+///   ∂F/∂n = (k_n·s + c_n·s·v_n + k_t·v_n)·I + (c_n·s + k_t)·n·vᵀ.
+/// @pre depth > 0.
+inline LawJacobian SpringDamperForceJacobian(const SpringDamperParams& k, double depth, const Eigen::Vector3d& n,
+                                             const Eigen::Vector3d& v) {
+  const double s = k.exponent == 1.0 ? depth : std::pow(depth, k.exponent);
+  const double ds = k.exponent == 1.0 ? 1.0 : k.exponent * std::pow(depth, k.exponent - 1);
+  const double v_n = v.dot(n);
+  LawJacobian j;
+  j.d_depth = (k.normal_stiffness + k.normal_damping * v_n) * ds * n;
+  j.d_normal =
+      (k.normal_stiffness * s + k.normal_damping * s * v_n + k.shear_damping * v_n) * Eigen::Matrix3d::Identity() +
+      (k.normal_damping * s + k.shear_damping) * n * v.transpose();
+  return j;
 }
 
 }  // namespace taxel::contact

@@ -202,6 +202,10 @@ absl::Status Scene::Step(const StepInput& in, Executor& executor, StepStats* sta
   TAXEL_RETURN_IF_ERROR(ValidateStep(in, executor, budget, &envs));  // the only stage that may fail
   const auto t1 = std::chrono::steady_clock::now();
   CommitPoses(in, envs);
+  for (auto& [id, s] : sensors_) {
+    if (in.gradients) s->EnableGradients();  // reserved by ValidateStep
+    s->set_compute_gradients(in.gradients);
+  }
   std::array<int64_t, sensors::kNumSensorKinds> evaluations{};
   EvaluateSensors(executor, envs, in.dt, &evaluations);
   UpdateContactMatrix(in, envs, executor);
@@ -290,6 +294,13 @@ absl::Status Scene::ValidateStep(const StepInput& in, Executor& executor, Memory
       return MemoryRefusal(grow, "dt", what, "a ring holds at most 2^31 - 1 samples; use a larger dt");
     }
     TAXEL_RETURN_IF_ERROR(budget.Reserve(grow, "dt", what));
+  }
+  // The first step with gradients allocates the sensors' gradient buffers.
+  for (const auto& [id, sensor] : sensors_) {
+    const size_t bytes = in.gradients ? sensor->GradientBytes() : 0;
+    if (bytes == 0) continue;
+    TAXEL_RETURN_IF_ERROR(budget.Reserve(static_cast<double>(bytes), "read.gradients",
+                                         absl::StrCat("the gradients of sensor '", sensor->spec().name, "'")));
   }
   return absl::OkStatus();
 }

@@ -47,6 +47,10 @@ struct StepInput {
   /// readings exceed the message limit): its envs are stepped as usual, but the scene's step
   /// count does not advance again.
   bool continues_step = false;
+  /// Also compute the gradients of the readings that have one (sensors::GradientChannelOf) for
+  /// the stepped envs (core/sensors/probe_gradients.h). A sensor's gradient buffer is allocated
+  /// (and reserved from the step's budget) on the first step that asks.
+  bool gradients = false;
 };
 
 /// What a step cost and did.

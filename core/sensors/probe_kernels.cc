@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/geometry/signed_distance_hessian.h"
+#include "core/sensors/probe_gradients.h"
+
 namespace taxel::sensors {
 namespace {
 
@@ -21,12 +24,15 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
     const ProbeCandidate& cand = candidates[c];
     // The probe sphere must reach the shape's bounds to touch the shape.
     if (cand.bounds_W.SquaredDistance(o_W) > r2) continue;
-    const geometry::SignedDistanceResult sd = cand.SignedDistance(cand.X_SW * o_W, reach);
+    const Eigen::Vector3d o_S = cand.X_SW * o_W;
+    const geometry::SignedDistanceResult sd = cand.SignedDistance(o_S, reach);
     if (!sd.found() || !(sd.distance < reach)) continue;
     if (sd.distance < best.sd) {
       best.sd = sd.distance;
       best.normal_W = cand.R_WS * sd.normal;
       best.candidate = static_cast<int>(c);
+      best.result_S = sd;
+      best.o_S = o_S;
     }
   }
   best.depth = best.DepthFor(reach);
@@ -55,6 +61,53 @@ void KinematicForce(const SensorSpec& spec, const ProbeCandidate& cand, const Li
     }
     T_L[i] = p_L.cross(F_L[i]) - twist_L;
   }
+}
+
+// The world geometry of a probe's contact for its gradients; the normal's Hessian only when asked
+// (forces), as it costs a little more than the depth's gradient.
+ContactGeometry GeometryOf(const ProbeContact& contact, const ProbeCandidate& cand, const Eigen::Vector3d& o_W,
+                           const LinkKinematics& link, bool hessian) {
+  ContactGeometry g;
+  g.o_W = o_W;
+  g.n_W = contact.normal_W;
+  g.p_WL = link.X_WL.p;
+  g.p_WP = cand.partner->X_WL.p;
+  if (hessian) {
+    const Eigen::Matrix3d H_S = geometry::SignedDistanceHessian(*cand.shape, contact.o_S, contact.result_S);
+    g.H_W = cand.R_WS * H_S * cand.R_WS.transpose();
+  }
+  return g;
+}
+
+// Writes one probe's gradient (a row of 12 per component) as floats; zeros without contact.
+template <int Rows>
+void StoreGradient(float* out, const Eigen::Matrix<double, Rows, 12>* J) {
+  for (int r = 0; r < Rows; ++r) {
+    for (int c = 0; c < 12; ++c) out[12 * r + c] = J != nullptr ? static_cast<float>((*J)(r, c)) : 0.f;
+  }
+}
+
+// ∂depth/∂(sensor, partner) twist of a probe's ground-truth depth into dst[12]; zeros without
+// contact.
+void StoreDepthGradient(const ProbeContact& contact, double depth, absl::Span<const ProbeCandidate> candidates,
+                        const Eigen::Vector3d& o_W, const LinkKinematics& link, float* dst) {
+  if (!(depth > 0)) return StoreGradient<1>(dst, nullptr);
+  const PoseGradient d = DepthPoseGradient(GeometryOf(contact, candidates[contact.candidate], o_W, link, false));
+  StoreGradient<1>(dst, &d);
+}
+
+// ∂force_L/∂(sensor, partner) twist of a KinematicTaxel probe's ground-truth force F_L into
+// dst[36]; zeros without contact.
+void StoreForceGradient(const SensorSpec& spec, const ProbeContact& contact, double depth,
+                        absl::Span<const ProbeCandidate> candidates, const Eigen::Vector3d& o_W,
+                        const LinkKinematics& link, const Eigen::Matrix3d& R_LW, const Eigen::Vector3d& F_L,
+                        float* dst) {
+  if (!(depth > 0)) return StoreGradient<3>(dst, nullptr);
+  const ProbeCandidate& cand = candidates[contact.candidate];
+  const PoseJacobian3 J =
+      KinematicForcePoseJacobian(spec, GeometryOf(contact, cand, o_W, link, true), depth,
+                                 cand.partner->PointVelocity(o_W) - link.PointVelocity(o_W), R_LW, link.X_WL.R * F_L);
+  StoreGradient<3>(dst, &J);
 }
 
 }  // namespace
@@ -96,6 +149,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         out.contact[slot] = on;
         out.depth[slot] = static_cast<float>(depth);
         if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
+        if (sensor.compute_gradients()) {
+          StoreDepthGradient(contact, depth, candidates, o_W, link, &out.depth_gradient[12 * slot]);
+        }
         break;
       }
       case SensorKind::kContactDepthProbe: {
@@ -110,6 +166,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
           out.partner[slot] = -1;
         }
         if (raw != nullptr) raw[k * W] = static_cast<float>(gain * depth_m);
+        if (sensor.compute_gradients()) {
+          StoreDepthGradient(contact, depth, candidates, o_W, link, &out.depth_gradient[12 * slot]);
+        }
         break;
       }
       case SensorKind::kKinematicTaxel: {
@@ -125,6 +184,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
                          depths + first, count, F + first, T + first);
         }
         if (raw != nullptr && depth_m > 0 && depth_m == depth) F[1] = F[0], T[1] = T[0];
+        if (sensor.compute_gradients()) {
+          StoreForceGradient(spec, contact, depth, candidates, o_W, link, R_LW, F[0], &out.force_gradient[36 * slot]);
+        }
         Store3(&out.force[3 * slot], F[0]);
         Store3(&out.torque[3 * slot], T[0]);
         if (raw != nullptr) {

@@ -55,6 +55,9 @@ struct ProbeContact {
   double depth = 0;                                     ///< max(0, reach − sd)
   Eigen::Vector3d normal_W = Eigen::Vector3d::Zero();   ///< out of the partner, unit
   int candidate = -1;                                   ///< index into the candidate list, −1 none
+  /// The winning candidate's query, in its shape frame S (for the normal's Hessian, gradients).
+  geometry::SignedDistanceResult result_S;
+  Eigen::Vector3d o_S = Eigen::Vector3d::Zero();  ///< the probe centre in S
 
   double DepthFor(double radius) const { return radius - sd > 0 ? radius - sd : 0.0; }
 };
@@ -66,7 +69,9 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
 /// Evaluates probes [begin, end) of `sensor` in env `env`: the ground-truth branch, and when the
 /// sensor has imperfections its raw measured values (noisy radius, gain) for the pipeline.
 /// `step` is the env's step counter (keys the radius noise); `raw_measured` is env e's array
-/// (Sensor::raw_measured; unused without a pipeline). Scratch from `ws`.
+/// (Sensor::raw_measured; unused without a pipeline). Scratch from `ws`. When
+/// sensor.compute_gradients(), also the ground-truth gradient of each probe (probe_gradients.h):
+/// zero without contact.
 void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
                         absl::Span<const ProbeCandidate> candidates, float* raw_measured, Workspace& ws);
 

@@ -121,6 +121,37 @@ absl::string_view ChannelName(Channel c) {
   return "unknown";
 }
 
+bool GradientChannelOf(SensorKind kind, Channel* channel) {
+  switch (kind) {
+    case SensorKind::kContactProbe:
+    case SensorKind::kContactDepthProbe: *channel = Channel::kDepth; return true;
+    case SensorKind::kKinematicTaxel: *channel = Channel::kForce; return true;
+    default: return false;
+  }
+}
+
+int GradientWidth(SensorKind kind) {
+  Channel c;
+  if (!GradientChannelOf(kind, &c)) return 0;
+  return 12 * ChannelWidth(c);
+}
+
+absl::string_view GradientName(Channel c) { return c == Channel::kForce ? "force_gradient" : "depth_gradient"; }
+
+size_t Sensor::GradientBytes() const {
+  const std::vector<float>& buffer =
+      kind() == SensorKind::kKinematicTaxel ? truth_.force_gradient : truth_.depth_gradient;
+  if (!buffer.empty()) return 0;
+  return sizeof(float) * GradientWidth(kind()) * static_cast<size_t>(num_envs_) * layout_.size();
+}
+
+void Sensor::EnableGradients() {
+  const int w = GradientWidth(kind());
+  std::vector<float>& buffer = kind() == SensorKind::kKinematicTaxel ? truth_.force_gradient : truth_.depth_gradient;
+  if (w == 0 || !buffer.empty()) return;
+  buffer.assign(static_cast<size_t>(w) * num_envs_ * layout_.size(), 0.f);
+}
+
 int ChannelWidth(Channel c) {
   return (c == Channel::kNormal || c == Channel::kForce || c == Channel::kTorque || c == Channel::kDisplacement) ? 3
                                                                                                                  : 1;
@@ -330,6 +361,8 @@ void Sensor::ResetEnv(int env, uint32_t reset_count) {
     zero(o->force, 3, 0.f);
     zero(o->torque, 3, 0.f);
     zero(o->displacement, 3, 0.f);
+    zero(o->depth_gradient, 12, 0.f);
+    zero(o->force_gradient, 36, 0.f);
   }
   zero(latch_, 1, uint8_t{0});
   zero(latch_measured_, 1, uint8_t{0});
@@ -346,7 +379,8 @@ size_t Sensor::memory_bytes() const {
   for (const SensorOutputs* o : {&truth_, &measured_}) {
     total += o->contact.capacity() +
              4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() + o->partner.capacity() +
-                  o->force.capacity() + o->torque.capacity() + o->displacement.capacity());
+                  o->force.capacity() + o->torque.capacity() + o->displacement.capacity() +
+                  o->depth_gradient.capacity() + o->force_gradient.capacity());
   }
   if (tracked_) total += tracked_->memory_bytes();
   if (pipeline_) total += pipeline_->memory_bytes();

@@ -71,7 +71,18 @@ struct SensorOutputs {
   std::vector<float> force;         ///< N, link frame
   std::vector<float> torque;        ///< N·m, link frame
   std::vector<float> displacement;  ///< m, link frame (marker displacement)
+  // Gradients (ground truth only, allocated by Sensor::EnableGradients; probe_gradients.h):
+  std::vector<float> depth_gradient;  ///< [E, n, 2, 6]: ∂depth/∂(sensor, partner) twist, m/m and m/rad
+  std::vector<float> force_gradient;  ///< [E, n, 3, 2, 6]: ∂force_L/∂(sensor, partner) twist, N/m, N/rad
 };
+
+/// The channel whose gradient a sensor kind reports (ReadSpec.gradients): kDepth for
+/// ContactProbe and ContactDepthProbe, kForce for KinematicTaxel; false for the other kinds.
+bool GradientChannelOf(SensorKind kind, Channel* channel);
+/// Floats of gradient per probe of a sensor kind: 12 for a depth, 36 for a force, 0 without.
+int GradientWidth(SensorKind kind);
+/// The reading name of a channel's gradient: "depth_gradient", "force_gradient".
+absl::string_view GradientName(Channel c);
 
 class Sensor {
  public:
@@ -136,6 +147,15 @@ class Sensor {
   /// before that many samples). @pre pipeline() and c in history_channels().
   void CopyHistory(int env, int h, Channel c, float* out) const;
 
+  // ---- Gradients (ReadSpec.gradients) ----
+  /// Bytes EnableGradients allocates (0 when already enabled or the kind has no gradient).
+  size_t GradientBytes() const;
+  /// Allocates the gradient buffer of the ground-truth outputs (zeros); idempotent.
+  void EnableGradients();
+  /// Whether the kernels write gradients for the envs of the current step (Scene::Step sets it).
+  void set_compute_gradients(bool on) { compute_gradients_ = on && GradientWidth(kind()) > 0; }
+  bool compute_gradients() const { return compute_gradients_; }
+
   // ---- Elastomer / proximity state (set by the scene) ----
   void set_tracked(std::unique_ptr<TrackedGeometry> tracked);
   TrackedGeometry* tracked() { return tracked_.get(); }
@@ -161,6 +181,7 @@ class Sensor {
   std::unique_ptr<MeasuredPipeline> pipeline_;
   std::vector<float> raw_measured_;
   std::unique_ptr<TrackedGeometry> tracked_;
+  bool compute_gradients_ = false;
 };
 
 }  // namespace taxel::sensors

@@ -12,7 +12,7 @@
 namespace taxel::internal {
 namespace {
 
-constexpr double kFill = 0.9;      // share of the limit a part may fill
+constexpr double kFill = 0.9;  // share of the limit a part may fill
 constexpr int64_t kPerReading = 128;
 constexpr int64_t kPerTensor = 64;
 constexpr int64_t kFixed = 1024;
@@ -81,8 +81,7 @@ bool TooLarge(const absl::Status& status) {
          (absl::StartsWith(status.message(), "read: ") || absl::StrContains(status.message(), "larger than max"));
 }
 
-void ReadingBytes(const v1::SceneInfo& info, const v1::ReadSpec& read, int history, int64_t* per_env,
-                  int64_t* fixed) {
+void ReadingBytes(const v1::SceneInfo& info, const v1::ReadSpec& read, int history, int64_t* per_env, int64_t* fixed) {
   *per_env = 5;  // the env id
   *fixed = kFixed;
   if (!read.none()) {
@@ -99,6 +98,13 @@ void ReadingBytes(const v1::SceneInfo& info, const v1::ReadSpec& read, int histo
         const int64_t item = o.dtype() == v1::BOOL ? 1 : 4;
         *per_env += branches * (elements * item + (read.sparse() ? (elements + 7) / 8 : 0));
         *fixed += kPerTensor * branches;
+        // ReadSpec.gradients: 2 × 6 floats per value of the depth (probes) or force (taxels).
+        const bool has_gradient = (o.channel() == "depth" && s.kind() != v1::KINEMATIC_TAXEL) ||
+                                  (o.channel() == "force" && s.kind() == v1::KINEMATIC_TAXEL);
+        if (read.gradients() && has_gradient) {
+          *per_env += branches * (elements * 12 * 4 + (read.sparse() ? (elements * 12 + 7) / 8 : 0));
+          *fixed += kPerTensor * branches;
+        }
       }
     }
   }

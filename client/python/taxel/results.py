@@ -24,7 +24,9 @@ __all__ = ["StepTiming", "Readings", "SensorResult", "StepResult", "ContactMatri
 
 
 # The server's channel order (core/sensors/sensor.h); a map on the wire has none.
-_CHANNEL_ORDER = ("contact", "depth", "normal", "area", "partner", "force", "torque", "displacement")
+_CHANNEL_ORDER = ("contact", "depth", "normal", "area", "partner", "force", "torque", "displacement",
+                  "depth_gradient", "force_gradient")
+_GRADIENTS = ("depth_gradient", "force_gradient")
 
 
 def _channel_rank(name: str):
@@ -123,10 +125,26 @@ class SensorResult:
     def __getattr__(self, channel: str) -> np.ndarray:
         if channel.startswith("_") or channel in ("measured", "ground_truth", "name", "sensor_id"):
             raise AttributeError(channel)
+        if channel == "gradient":  # the property raised: keep its message
+            raise AttributeError(self._NO_GRADIENT.format(self.name))
         return getattr(self._measured(), channel)
 
     def __getitem__(self, channel: str) -> np.ndarray:
         return self._measured()[channel]
+
+    @property
+    def gradient(self) -> np.ndarray:
+        """The gradient read with Read(gradients=True): "depth_gradient" [E, n, 2, 6] or
+        "force_gradient" [E, n, 3, 2, 6] (float32), from the ground truth when it was read, else
+        from the measured branch (a sensor without imperfections). Axis 2: (sensor link, partner
+        link); axis 6: ∂/∂(δt, δθ), a world twist about that link's origin."""
+        for r in (self.ground_truth, self.measured):
+            for name in _GRADIENTS:
+                if r is not None and name in r:
+                    return r[name]
+        raise AttributeError(self._NO_GRADIENT.format(self.name))
+
+    _NO_GRADIENT = "sensor {!r}: no gradient was read; step with taxel.Read(gradients=True)"
 
     @property
     def channels(self) -> List[str]:

@@ -44,13 +44,21 @@ class Read:
         the client's `sparse_readings` (True unless set otherwise) for reads of at least
         SPARSE_MIN_BYTES of readings. False: dense readings, which stay zero-copy views into the
         received bytes.
+      gradients: steps only: also return each probe reading's gradient with respect to the poses
+        of the sensor link and of the partner link (ReadSpec.gradients, docs/reference.md#gradients):
+        channel "depth_gradient" [E, n, 2, 6] of ContactProbe/ContactDepthProbe and
+        "force_gradient" [E, n, 3, 2, 6] of KinematicTaxel (`result[s].gradient` picks it), of
+        the ground truth: in the ground_truth readings, and in the measured ones of sensors
+        without imperfections. Axis 2 is (sensor, partner); axis 6 a world twist (δt, δθ) about
+        that link's origin. InvalidArgumentError for a sensor kind without gradients (list the
+        others in `sensors`) or a sensor with imperfections read without ground_truth=True.
 
     `Scene.step(read=False)` is `Read(none=True)`; a dict is passed to Read(**dict).
     """
 
     def __init__(self, sensors: Optional[Sequence[str]] = None, channels: Optional[Sequence[str]] = None,
                  measured: bool = True, ground_truth: bool = False, none: bool = False,
-                 contact_matrix: bool = False, sparse: Optional[bool] = None):
+                 contact_matrix: bool = False, sparse: Optional[bool] = None, gradients: bool = False):
         if isinstance(sensors, str) or isinstance(channels, str):
             raise TypeError("Read: sensors and channels are lists of names")
         if not (measured or ground_truth or none):
@@ -59,12 +67,14 @@ class Read:
         self.measured, self.ground_truth, self.none = measured, ground_truth, none
         self.contact_matrix = bool(contact_matrix)
         self.sparse = None if sparse is None else bool(sparse)
+        self.gradients = bool(gradients)
 
     def fill(self, out: "service_pb2.ReadSpec", sparse_default: bool = False) -> None:
         out.sensors[:] = self.sensors
         out.channels[:] = self.channels
         out.none = self.none
         out.contact_matrix = self.contact_matrix
+        out.gradients = self.gradients and not self.none
         out.sparse = (self.sparse if self.sparse is not None else sparse_default) and not self.none
         branches = ([service_pb2.MEASURED] if self.measured else []) + \
                    ([service_pb2.GROUND_TRUTH] if self.ground_truth else [])
@@ -74,7 +84,7 @@ class Read:
     def __repr__(self):
         return (f"Read(sensors={self.sensors}, channels={self.channels}, measured={self.measured}, "
                 f"ground_truth={self.ground_truth}, none={self.none}, contact_matrix={self.contact_matrix}, "
-                f"sparse={self.sparse})")
+                f"sparse={self.sparse}, gradients={self.gradients})")
 
 
 # Reads of fewer bytes of readings than this (dense, upper estimate) go dense even with the

@@ -58,6 +58,11 @@ def reading_bytes(info: SceneInfo, read: "service_pb2.ReadSpec", history: int = 
                 elements = math.prod(out.shape[1:]) * max(1, history)
                 per_env += branches * (elements * out.dtype.itemsize + (elements + 7) // 8 * read.sparse)
                 fixed += _PER_TENSOR * branches
+                # ReadSpec.gradients: 2 × 6 float32 per value of the depth (probes) or force (taxels).
+                taxel = sensor.kind == "kinematic_taxel"
+                if read.gradients and ((channel == "depth" and not taxel) or (channel == "force" and taxel)):
+                    per_env += branches * (elements * 12 * 4 + (elements * 12 + 7) // 8 * read.sparse)
+                    fixed += _PER_TENSOR * branches
     if read.contact_matrix and info.contact_matrix is not None:
         cm = info.contact_matrix
         per_env += 5 + len(cm.rows) * len(cm.columns) * 3 * 4 * (2 if cm.friction else 1)

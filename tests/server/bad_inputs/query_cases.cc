@@ -40,6 +40,9 @@ std::vector<BadInput> QueryCases() {
   cases.push_back(Case("channel_unknown", r, Text(R"pb(scene: "grasp"
                                                        read { channels: [ "force", "heat" ] })pb"),
                        kInvalid, "read.channels[1]", "unknown channel 'heat'"));
+  cases.push_back(Case("gradients", r, Text(R"pb(scene: "grasp"
+                                                 read { gradients: true })pb"),
+                       kInvalid, "read.gradients", "gradients are computed by a step"));
   cases.push_back(Case("branch_9", r, Text(R"pb(scene: "grasp"
                                                 read { branches: 9 })pb"),
                        kInvalid, "read.branches[0]", "9 is not a value of taxel.v1.Branch"));

@@ -145,6 +145,15 @@ std::vector<BadInput> StepCases() {
            kNotFound, "read.sensors[1]", "no sensor named 'nope'"),
       Case("read_channel_unknown", m, StepWith([](auto& r) { r.mutable_read()->add_channels("pressure"); }), kInvalid,
            "read.channels[0]", "unknown channel 'pressure'"),
+      // "kin" has imperfections: its gradients are the ground truth's.
+      Case("read_gradients_measured_only", m, StepWith([](auto& r) { r.mutable_read()->set_gradients(true); }),
+           kInvalid, "read.gradients", "sensor 'kin' has imperfections: its gradients are those of the ground truth"),
+      Case("read_gradients_channel_left_out", m, StepWith([](auto& r) {
+             r.mutable_read()->set_gradients(true);
+             r.mutable_read()->add_branches(v1::GROUND_TRUTH);
+             r.mutable_read()->add_channels("torque");
+           }),
+           kInvalid, "read.gradients", "sensor 'kin': its gradient is that of 'force', which read.channels leaves out"),
       Case("read_branch_9", m, StepWith([](auto& r) { r.mutable_read()->add_branches(static_cast<v1::Branch>(9)); }),
            kInvalid, "read.branches[0]", "9 is not a value of taxel.v1.Branch"),
       Case("read_contact_matrix_of_scene_without", m, Build<v1::StepRequest>([](v1::StepRequest& r, BadInputContext&) {
