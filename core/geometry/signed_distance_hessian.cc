@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "Eigen/Geometry"
+#include "Eigen/LU"
 
 namespace taxel::geometry {
 namespace {
@@ -91,6 +92,24 @@ Matrix3 HeightfieldHessian(const Heightfield& hf, const SignedDistanceResult& r)
   return FromClosestPointMap(r.normal, Y, r.distance);
 }
 
+/// The implicit shape: with the unit normal N = ∇φ/|∇φ| at the foot y and the shape operator
+/// W = P·∇²φ·P/|∇φ| (P = I − NNᵀ), q = y + sd·N gives (I + sd·W)·∂y/∂q = P, so
+/// ∇²sd = ∂N/∂q = W·(I + sd·W)⁻¹ (for the sphere: P/(R + sd) = P/|q|). Singular on the medial axis.
+Matrix3 ImplicitHessian(const ImplicitShape& shape, const SignedDistanceResult& r) {
+  Vector3 g;
+  Matrix3 h;
+  shape.Evaluate(r.closest, &g, &h);
+  const double g_norm = g.norm();
+  if (!(g_norm > 0)) return Matrix3::Zero();
+  const Vector3 n = g / g_norm;
+  const Matrix3 p = Matrix3::Identity() - n * n.transpose();
+  const Matrix3 w = p * h * p / g_norm;
+  const Matrix3 a = Matrix3::Identity() + r.distance * w;
+  if (std::abs(a.determinant()) < 1e-9) return Matrix3::Zero();
+  const Matrix3 hessian = w * a.inverse();
+  return 0.5 * (hessian + hessian.transpose());
+}
+
 }  // namespace
 
 Eigen::Matrix3d SignedDistanceHessian(const Shape& shape, const Eigen::Vector3d& q, const SignedDistanceResult& r) {
@@ -106,6 +125,7 @@ Eigen::Matrix3d SignedDistanceHessian(const Shape& shape, const Eigen::Vector3d&
     case ShapeKind::kHalfSpace: return Matrix3::Zero();
     case ShapeKind::kHeightfield: return HeightfieldHessian(*shape.heightfield(), r);
     case ShapeKind::kMesh: return Mesh(*shape.mesh(), r);
+    case ShapeKind::kImplicit: return ImplicitHessian(*shape.implicit(), r);
     default: break;  // kinds added later fall back to "not differentiable" until they get a case
   }
   return Matrix3::Zero();

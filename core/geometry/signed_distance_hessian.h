@@ -27,6 +27,8 @@ namespace taxel::geometry {
 ///     from the axis (cylinder rim)
 ///   the sphere                                                             (I − nnᵀ)/|q|
 ///   the capsule's core segment at distance ρ                               (I − nnᵀ − [eeᵀ])/ρ
+///   an implicit shape (shape operator W at the                             W·(I + sd·W)⁻¹
+///     foot: P·∇²φ·P/|∇φ|, P = I − nnᵀ)
 ///
 /// Degenerate input: on the surface (sd = 0) of an edge or vertex, on the medial axis, or for a
 /// kind without a case here, the Hessian returned is 0 (the normal is not differentiable there).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/geometry/implicit_shape.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/geometry/mesh_store.h"
 #include "gtest/gtest.h"
@@ -49,6 +50,14 @@ std::vector<Case> Cases() {
   MeshData ball = GeodesicSphere(0.05, 4);
   cases.push_back({"mesh_sphere", Shape::FromMesh(store->Add(ball.vertices, ball.triangles)->mesh),
                    Eigen::Vector3d::Constant(0.07)});
+  cases.push_back(
+      {"implicit_se4",
+       Shape::FromImplicit(std::make_shared<ImplicitShape>(*ImplicitShape::Superellipsoid(4, {0.04, 0.03, 0.02}))),
+       Eigen::Vector3d(0.06, 0.05, 0.04)});
+  cases.push_back(
+      {"implicit_cone",
+       Shape::FromImplicit(std::make_shared<ImplicitShape>(*ImplicitShape::TruncatedCone(10, 0.03, 0.015, 0.03, 0.03))),
+       Eigen::Vector3d(0.05, 0.05, 0.05)});
   return cases;
 }
 
