@@ -129,6 +129,8 @@ std::vector<std::string> TaxelHandlers::Capabilities() {
   }
   for (geometry::ShapeKind k : geometry::kShapeKinds)
     caps.push_back(absl::StrCat("shape:", geometry::ShapeKindName(k)));
+  for (geometry::ImplicitKind k : geometry::kImplicitKinds)
+    caps.push_back(absl::StrCat("implicit:", geometry::ImplicitKindName(k)));
   for (QuatOrder q : {QuatOrder::kXyzw, QuatOrder::kWxyz}) {
     caps.push_back(absl::StrCat("quat_order:", absl::AsciiStrToLower(QuatOrderName(q))));
   }

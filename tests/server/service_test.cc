@@ -77,6 +77,8 @@ TEST_F(ServiceLifecycleTest, ServerInfoReportsTheConfiguredLimits) {
   EXPECT_EQ(info->num_meshes(), 0);
   EXPECT_THAT(info->capabilities(), ::testing::Contains("step_stream"));
   EXPECT_THAT(info->capabilities(), ::testing::Contains("sensor:kinematic_taxel"));
+  EXPECT_THAT(info->capabilities(), ::testing::Contains("shape:implicit"));
+  EXPECT_THAT(info->capabilities(), ::testing::Contains("implicit:truncated_cone"));
 }
 
 TEST_F(ServiceLifecycleTest, UploadMeshIsContentAddressedAndIdempotent) {

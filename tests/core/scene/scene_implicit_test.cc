@@ -1,6 +1,8 @@
 // Implicit shapes in a scene: a contact probe against a superellipsoid, the ESTIMATED contact matrix
 // of an implicit shape on a half-space, and creation errors, all against closed forms.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/geometry/implicit_shape.h"
@@ -75,6 +77,66 @@ void ProbeAgainstSuperellipsoid(int n) {
 
 TEST(SceneImplicitTest, ContactProbeReadsTheClosedFormDepthOfAnEllipsoid) { ProbeAgainstSuperellipsoid(1); }
 TEST(SceneImplicitTest, ContactProbeReadsTheClosedFormDepthOfASuperellipsoid) { ProbeAgainstSuperellipsoid(4); }
+
+// The readings of `kind` over the 3×3 pad with a ball (R = 5 cm) pressed 1 mm into the pad's top
+// face, the ball given by `ball`.
+sensors::SensorOutputs ReadingsAgainstBall(SensorKind kind, const ShapeSpec& ball) {
+  SceneSpec spec;
+  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
+  spec.entities.push_back(Entity("ball", EntityKind::kObject, {Link("body", {ball})}));
+  SensorSpec sensor;
+  sensor.name = "s";
+  sensor.kind = kind;
+  sensor.link = "pad";
+  sensor.probe_local_pos = PlanarGrid(3, 3, 0.01, kPadHalfZ);
+  sensor.grid_rows = sensor.grid_cols = 3;
+  sensor.probe_radius = {kProbeR};
+  if (kind == SensorKind::kElastomerTaxel || kind == SensorKind::kProximityTaxel) sensor.track_links = {"ball/body"};
+  sensor.n_sample_points = 20000;  // spacing ~1.25 mm on the ball: several points per probe sphere
+  spec.sensors.push_back(sensor);
+  geometry::MeshStore meshes;
+  auto scene = Scene::Create(spec, meshes);
+  EXPECT_TRUE(scene.ok()) << scene.status();
+  if (!scene.ok()) return {};
+  InlineExecutor pool;
+  std::vector<double> poses = PosesXyzw({Eigen::Vector3d::Zero(), Eigen::Vector3d(0.002, 0, kPadHalfZ + 0.05 - 0.001)});
+  StepInput in;
+  in.poses = poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.01;
+  EXPECT_TRUE((*scene)->Step(in, pool).ok());
+  return (*scene)->FindSensor("s")->outputs(Branch::kGroundTruth);
+}
+
+TEST(SceneImplicitTest, EverySensorReadsAnImplicitBallLikeThePrimitiveBall) {
+  // The implicit sphere and the primitive sphere (its own closed form) have the same exact
+  // distances, so the distance-based sensors read the same to float precision (the elastomer's
+  // shear tracks surface points too, but they only move with the ball: zero on a first step); the
+  // proximity taxel samples each surface with its own area-uniform random points, so its total
+  // force agrees to the sampling noise.
+  for (SensorKind kind : {SensorKind::kContactDepthProbe, SensorKind::kKinematicTaxel, SensorKind::kElastomerTaxel,
+                          SensorKind::kProximityTaxel}) {
+    SCOPED_TRACE(sensors::SensorKindName(kind));
+    const sensors::SensorOutputs implicit = ReadingsAgainstBall(kind, ImplicitSphereShape(0.05));
+    const sensors::SensorOutputs primitive = ReadingsAgainstBall(kind, SphereShape(0.05));
+    if (kind == SensorKind::kProximityTaxel) {
+      // Sum of the probes' normal forces (z): each surface's own random points, so to the noise.
+      double a = 0, b = 0;
+      for (size_t k = 0; k < implicit.force.size(); k += 3) a += implicit.force[k + 2], b += primitive.force[k + 2];
+      EXPECT_NE(b, 0);
+      EXPECT_NEAR(a, b, 0.2 * std::abs(b));
+      continue;
+    }
+    for (const auto& [a, b] : {std::pair{&implicit.depth, &primitive.depth},
+                               {&implicit.force, &primitive.force},
+                               {&implicit.displacement, &primitive.displacement}}) {
+      ASSERT_EQ(a->size(), b->size());
+      double scale = 0;
+      for (float v : *b) scale = std::max(scale, static_cast<double>(std::abs(v)));
+      for (size_t i = 0; i < a->size(); ++i) EXPECT_NEAR((*a)[i], (*b)[i], 1e-5 * scale + 1e-9) << i;
+    }
+  }
+}
 
 TEST(SceneImplicitTest, EstimatedMatrixOfAnImplicitBallOnTerrainMatchesArchimedes) {
   // An implicit sphere (R = 5 cm) δ deep in a half-space: the sampled method against the closed

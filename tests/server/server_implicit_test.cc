@@ -1,0 +1,86 @@
+// End to end from the C++ client: a real server on 127.0.0.1:0, a scene whose object is an implicit
+// ellipsoid SE(1; 4, 3, 2 cm) written as a wire spec by hand, and a ContactDepthProbe (R = 2 mm) at
+// the pad origin under it. Along the axis the foot point is the bottom (0, 0, −c) (symmetry; the
+// outside problem is convex), so the probe reads R − gap, gap = the probe centre's height below that
+// bottom. SE(1) is the ellipsoid up to ε = 1e-12: c' = c·√(1 − 3ε − 1e-16).
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/server.h"
+#include "taxel/client.h"
+#include "tests/support/scene_fixtures.h"
+
+namespace taxel::server {
+namespace {
+
+using namespace taxel::testing;  // NOLINT
+
+v1::SceneSpec EllipsoidOverProbe(double n) {
+  v1::SceneSpec spec;
+  spec.set_name("soap");
+  spec.set_num_envs(3);
+  v1::Entity* hand = spec.add_entities();
+  hand->set_name("hand");
+  hand->set_kind(v1::ROBOT);
+  hand->add_links()->set_name("pad");
+  v1::Entity* soap = spec.add_entities();
+  soap->set_name("soap");
+  soap->set_kind(v1::OBJECT);
+  v1::Link* body = soap->add_links();
+  body->set_name("body");
+  v1::Implicit::Superellipsoid* se = body->add_shapes()->mutable_implicit()->mutable_superellipsoid();
+  se->set_n(n);
+  for (double a : {0.04, 0.03, 0.02}) se->add_semi_axes(a);
+  v1::SensorSpec* s = spec.add_sensors();
+  s->set_name("depth");
+  s->set_kind(v1::CONTACT_DEPTH_PROBE);
+  s->set_link("pad");
+  *s->mutable_probe_local_pos() = DoubleTensor({1, 3}, std::vector<double>{0, 0, 0});
+  *s->mutable_probe_radius() = DoubleTensor({}, std::vector<double>{0.002});
+  return spec;
+}
+
+TEST(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
+  ServerOptions options;
+  options.address = "127.0.0.1:0";
+  options.metrics_address = "127.0.0.1:0";
+  options.eval_threads = 1;
+  auto server = TaxelServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target());
+  ASSERT_TRUE(client.ok());
+
+  auto bad = (*client)->CreateScene(EllipsoidOverProbe(2.5));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("entities[1].links[0].shapes[0].implicit.superellipsoid.n: expected an integer"));
+
+  ASSERT_TRUE((*client)->CreateScene(EllipsoidOverProbe(1)).ok());
+  const double bottom = 0.02 * std::sqrt(1 - 3e-12 - 1e-16);
+  const double gaps[3] = {0.0015, 0.0005, -0.001};
+  std::vector<double> poses;
+  for (double gap : gaps) {
+    auto p = PosesXyzw({Eigen::Vector3d::Zero(), Eigen::Vector3d(0, 0, gap + bottom)});
+    poses.insert(poses.end(), p.begin(), p.end());
+  }
+  v1::StepRequest req;
+  req.set_scene("soap");
+  *req.mutable_poses() = DoubleTensor({3, 2, 7}, poses);
+  req.set_quat_order(v1::XYZW);
+  req.set_dt(0.01);
+  auto resp = (*client)->Step(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  const v1::Tensor& depth = resp->readings(0).channels().at("depth");
+  ASSERT_EQ(depth.data().size(), 3 * sizeof(float));
+  for (int e = 0; e < 3; ++e) {
+    float d;
+    std::memcpy(&d, depth.data().data() + 4 * e, 4);
+    EXPECT_NEAR(d, 0.002 - gaps[e], 1e-7) << "env " << e;
+  }
+}
+
+}  // namespace
+}  // namespace taxel::server
