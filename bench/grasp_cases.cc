@@ -2,7 +2,8 @@
 // 16×16 KinematicTaxels, one Scene::Step per timed repeat. Unit ms per step; extra fields give
 // taxels per step, taxels per second (at the median), the fraction of taxels in contact and the
 // speed-up of 2 threads over 1 measured in the same run. mesh20k_grid: the mesh on the grid
-// backend, with the grid's max_error_m, cell_size_m, band_m and bytes.
+// backend, with the grid's max_error_m, cell_size_m, band_m and bytes. implicit: a superellipsoid
+// SE(n = 4) of semi-axes 4 cm (the implicit probe solve).
 #include "bench/bench_registry.h"
 #include "bench/grasp_scenario.h"
 #include "bench/scene_timing.h"
@@ -36,6 +37,7 @@ TAXEL_BENCH_CASE("grasp_batch/mesh20k_grid", [](Context& ctx) { RunGrasp(ctx, Gr
 TAXEL_BENCH_CASE("grasp_batch/sphere", [](Context& ctx) { RunGrasp(ctx, GraspObject::kSphere); });
 TAXEL_BENCH_CASE("grasp_batch/box", [](Context& ctx) { RunGrasp(ctx, GraspObject::kBox); });
 TAXEL_BENCH_CASE("grasp_batch/capsule", [](Context& ctx) { RunGrasp(ctx, GraspObject::kCapsule); });
+TAXEL_BENCH_CASE("grasp_batch/implicit", [](Context& ctx) { RunGrasp(ctx, GraspObject::kImplicitSe4); });
 
 }  // namespace
 }  // namespace taxel::bench

@@ -40,6 +40,14 @@ scene::ShapeSpec ObjectShape(GraspObject object, geometry::MeshStore& meshes) {
       s.radius = kObjectRadius;
       s.half_length = 0.01;
       break;
+    case GraspObject::kImplicitSe4:
+      // The superellipsoid SE(n = 4) with semi-axes 4 cm: faces ±x at 4 cm like the sphere, flatter
+      // (a rounded cube), answered by the implicit probe solve.
+      s.kind = geometry::ShapeKind::kImplicit;
+      s.implicit.kind = geometry::ImplicitKind::kSuperellipsoid;
+      s.implicit.n = 4;
+      s.implicit.semi_axes = Eigen::Vector3d::Constant(kObjectRadius);
+      break;
   }
   return s;
 }

@@ -22,7 +22,7 @@ namespace taxel::bench {
 
 /// kMesh20kGrid: the kMesh20k object, read by the pads through its narrow-band grid (sdf_backend
 /// GRID; built on first use with the default error, 1e-4 m, and a band of the probe radius).
-enum class GraspObject { kMesh20k, kMesh20kGrid, kSphere, kBox, kCapsule };
+enum class GraspObject { kMesh20k, kMesh20kGrid, kSphere, kBox, kCapsule, kImplicitSe4 };
 
 struct GraspScenario {
   scene::SceneSpec spec;

@@ -39,6 +39,15 @@ double IntPow(double x, int k) {
   return result;
 }
 
+/// x^(1/2n) for x ≥ 0: repeated square roots when n is a power of two (n = 1, 2, 4, ...; several
+/// times cheaper than std::pow), else std::pow.
+double Root2n(double x, int n) {
+  if ((n & (n - 1)) != 0) return std::pow(x, 0.5 / n);
+  double r = std::sqrt(x);
+  for (int k = n; k > 1; k >>= 1) r = std::sqrt(r);
+  return r;
+}
+
 /// max over w ≥ 0 with Σ w_i^n ≤ 1 of Σ c_i w_i: the Hölder dual norm ‖c‖_q, 1/q + 1/n = 1.
 double HolderMax(const double* c, int count, int n) {
   double best = 0;
@@ -98,7 +107,7 @@ absl::StatusOr<ImplicitShape> ImplicitShape::Sphere(double radius, absl::string_
   ImplicitShape shape;
   shape.kind_ = ImplicitKind::kSphere;
   shape.sizes_ = Eigen::Vector3d::Constant(radius);
-  shape.inner_radius_ = shape.outer_radius_ = radius;
+  shape.inner_radius_ = shape.outer_radius_ = shape.rolling_radius_ = radius;
   shape.bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), shape.sizes_);
   return shape;
 }
@@ -123,6 +132,11 @@ absl::StatusOr<ImplicitShape> ImplicitShape::Superellipsoid(double n, const Eige
   const double squares[] = {semi_axes[0] * semi_axes[0], semi_axes[1] * semi_axes[1], semi_axes[2] * semi_axes[2]};
   shape.outer_radius_ = std::sqrt(HolderMax(squares, 3, shape.n_));
   shape.bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), semi_axes);
+  // On the surface (σ = 1) the tangential Hessian's blocks are r_k^(n−1)(s_k δ + 2(n−1)yyᵀ/c²)/c²
+  // with r_k ≤ 1 and s_k ≤ 1: at most (2n − 1)/c_min² (the rank-one term dies in the tangent plane).
+  const double c_min = semi_axes.minCoeff();
+  shape.rolling_radius_ =
+      -shape.Phi(Eigen::Vector3d::Zero()) * c_min * c_min / ((2.0 * shape.n_ - 1) * shape.outer_radius_);
   return shape;
 }
 
@@ -142,6 +156,9 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SuperellipticCylinder(double n, dou
   const double squares[] = {half_length * half_length, radius * radius};
   shape.outer_radius_ = std::sqrt(HolderMax(squares, 2, shape.n_));
   shape.bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), shape.sizes_);
+  const double c_min = std::min(radius, half_length);  // as for the superellipsoid
+  shape.rolling_radius_ =
+      -shape.Phi(Eigen::Vector3d::Zero()) * c_min * c_min / ((2.0 * shape.n_ - 1) * shape.outer_radius_);
   return shape;
 }
 
@@ -275,6 +292,8 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SmoothPolytope(const std::vector<Ei
   }
   shape.outer_radius_ = outer * (1 + 1e-9);
   shape.bounds_ = box;
+  // ∇²φ = β(Σ p_i a_i a_iᵀ/L² − ∇φ∇φᵀ): tangentially at most β/L².
+  shape.rolling_radius_ = -phi0 * shape.scale_ * shape.scale_ / (beta * shape.outer_radius_);
   return shape;
 }
 
@@ -317,7 +336,7 @@ double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vect
   for (int k = 1; k < blocks; ++k) s_max = std::max(s_max, s[k]);
   double sum = floor_ / IntPow(s_max, n_);
   for (int k = 0; k < blocks; ++k) sum += IntPow(s[k] / s_max, n_);
-  const double sigma = std::sqrt(s_max) * std::pow(sum, 0.5 / n_);
+  const double sigma = std::sqrt(s_max) * Root2n(sum, n_);
   if (gradient == nullptr && hessian == nullptr) return sigma - 1;
 
   const double sigma2 = sigma * sigma;
@@ -429,7 +448,7 @@ double ImplicitShape::Gamma(const Eigen::Vector3d& q) const {
       if (w_max == 0) return 0;
       double sum = 0;
       for (int i = 0; i < count; ++i) sum += IntPow(w[i] / w_max, 2 * n_);
-      return w_max * std::pow(sum, 0.5 / n_);
+      return w_max * Root2n(sum, n_);
     }
     case ImplicitKind::kSmoothPolytope:
     case ImplicitKind::kTruncatedCone: {

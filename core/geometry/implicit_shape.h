@@ -89,6 +89,13 @@ class ImplicitShape {
   double outer_radius() const { return outer_radius_; }
   /// Bounds of the solid in S.
   const Aabb& local_bounds() const { return bounds_; }
+  /// A radius r (metres) such that a ball of radius r rolls freely inside the shape: every principal
+  /// curvature of the surface is ≤ 1/r, so (Blaschke's rolling theorem) an interior point at
+  /// distance t < r along the inner normal of a surface point has that point as its unique closest
+  /// one. A guaranteed bound from |∇φ| ≥ −φ(0)/R_out on the surface (φ convex) and a bound on the
+  /// tangential Hessian: sphere R; SE/SEC (−φ(0))·c_min²/((2n − 1)·R_out); polytope
+  /// (−φ(0))·L²/(β·R_out). 0 for the truncated cone (its φ is not convex): no shortcut.
+  double rolling_radius() const { return rolling_radius_; }
 
   // Parameters (as validated; polytope rows normalised).
   int exponent() const { return n_; }
@@ -119,7 +126,7 @@ class ImplicitShape {
   std::vector<Eigen::Vector3d> normals_;
   std::vector<double> offsets_;
   double scale_ = 1;
-  double inner_radius_ = 0, outer_radius_ = 0;
+  double inner_radius_ = 0, outer_radius_ = 0, rolling_radius_ = 0;
   Aabb bounds_;
 };
 

@@ -58,22 +58,37 @@ bool SolveFrom(const Equations& eq, bool give_up_when_slow, Eigen::Vector3d* y, 
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
     if (Converged(r, kTolerance)) return true;
     ++*iterations;
-    Eigen::Matrix4d jacobian;
-    jacobian.topLeftCorner<3, 3>() = Eigen::Matrix3d::Identity() + *mu * h;
-    jacobian.topRightCorner<3, 1>() = g;
-    jacobian.bottomLeftCorner<1, 3>() = g.transpose();
-    jacobian(3, 3) = 0;
+    const Eigen::Matrix3d a = Eigen::Matrix3d::Identity() + *mu * h;
     Eigen::Vector4d step;
     bool newton = false;
     if (lambda == 0) {
-      const Eigen::PartialPivLU<Eigen::Matrix4d> lu(jacobian);
-      if (lu.rcond() > kSingularRcond) {
-        step = lu.solve(-r);
-        newton = step.allFinite();
+      // J = [[A, g], [gᵀ, 0]] by its Schur complement: with u = −A⁻¹r_y and v = A⁻¹g,
+      // gᵀ(u − v·dμ) = −r_φ gives dμ = (gᵀu + r_φ)/(gᵀv) and dy = u − v·dμ. A (symmetric, 3×3) is
+      // inverted by cofactors; a small determinant or Schur complement means near-singular.
+      Eigen::Matrix3d a_inv;
+      double det = 0;
+      bool invertible = false;
+      const double scale = std::max(1.0, a.cwiseAbs().maxCoeff());
+      a.computeInverseAndDetWithCheck(a_inv, det, invertible, kSingularRcond * scale * scale * scale);
+      if (invertible) {
+        const Eigen::Vector3d u = -(a_inv * r.head<3>());
+        const Eigen::Vector3d v = a_inv * g;
+        const double schur = g.dot(v);
+        if (std::abs(schur) > kSingularRcond * g.squaredNorm() * a_inv.cwiseAbs().maxCoeff()) {
+          const double d_mu = (g.dot(u) + r[3]) / schur;
+          step.head<3>() = u - v * d_mu;
+          step[3] = d_mu;
+          newton = step.allFinite();
+        }
       }
       if (!newton) lambda = 1e-6;
     }
     if (!newton) {
+      Eigen::Matrix4d jacobian;
+      jacobian.topLeftCorner<3, 3>() = a;
+      jacobian.topRightCorner<3, 1>() = g;
+      jacobian.bottomLeftCorner<1, 3>() = g.transpose();
+      jacobian(3, 3) = 0;
       // Near-singular (medial axis, centre of curvature): a regularised Gauss–Newton step.
       Eigen::Matrix4d normal = jacobian.transpose() * jacobian;
       normal.diagonal().array() += lambda * (1 + normal.diagonal().array());
@@ -140,6 +155,18 @@ struct Candidate {
   bool converged = false;
 };
 
+/// The answer for the foot point `foot` at signed distance `distance`: the normal ∇φ/|∇φ| there.
+SignedDistanceResult Finish(const ImplicitShape& shape, const Eigen::Vector3d& foot, double distance) {
+  SignedDistanceResult result;
+  result.closest = foot;
+  result.distance = distance;
+  Eigen::Vector3d grad;
+  shape.Evaluate(foot, &grad, nullptr);
+  const double grad_norm = grad.norm();
+  result.normal = grad_norm > 0 ? Eigen::Vector3d(grad / grad_norm) : Eigen::Vector3d::UnitZ();
+  return result;
+}
+
 }  // namespace
 
 SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
@@ -187,9 +214,16 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
       }
     }
   } else {
-    // Non-convex: the smallest of the local solutions from several starts.
+    // Non-convex: the smallest of the local solutions from several starts, unless one of the first
+    // two lies within the shape's rolling radius: then it is the global answer (a ball of that
+    // radius rolls freely inside, so it touches the surface only at the foot point).
+    const auto certain = [&] { return best.converged && best.distance < shape.rolling_radius(); };
     if (warm_start != nullptr) try_start(*warm_start);
-    if (radial_defined) try_start(radial);
+    if (!certain() && radial_defined) try_start(radial);
+    if (certain()) {
+      st.converged = true;
+      return Finish(shape, best.foot, -best.distance);
+    }
     const double hi = 1.01 * length + q_norm;  // |q + hi·d| > R_out: outside
     auto try_ray = [&](const Eigen::Vector3d& d) { try_start(p_SQ + SurfaceOnRay(shape, p_SQ, d, 0, hi) * d); };
     for (int axis = 0; axis < 3; ++axis) {
@@ -213,15 +247,7 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
     }
   }
   st.converged = best.converged;
-
-  SignedDistanceResult result;
-  result.closest = best.foot;
-  result.distance = inside ? -best.distance : best.distance;
-  Eigen::Vector3d grad;
-  shape.Evaluate(best.foot, &grad, nullptr);
-  const double grad_norm = grad.norm();
-  result.normal = grad_norm > 0 ? Eigen::Vector3d(grad / grad_norm) : Eigen::Vector3d::UnitZ();
-  return result;
+  return Finish(shape, best.foot, inside ? -best.distance : best.distance);
 }
 
 }  // namespace taxel::geometry

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "Eigen/Eigenvalues"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -162,6 +163,41 @@ TEST(ImplicitShapeTest, RadialBoundsHoldInEveryDirection) {
     const double slack = shape.kind() == ImplicitKind::kSmoothPolytope ? 1.15 : 1.1;
     EXPECT_LT(closest, slack * shape.inner_radius()) << named.name;
     EXPECT_GT(farthest, 0.9 * shape.outer_radius()) << named.name;
+  }
+}
+
+TEST(ImplicitShapeTest, RollingRadiusBoundsEveryPrincipalCurvature) {
+  // Principal curvatures at surface points: the eigenvalues of P·∇²φ·P/|∇φ| (P = I − nnᵀ), on 5000
+  // random directions; the largest must not exceed 1/rolling_radius. For the sphere the bound is
+  // exact (1/R); the others are guaranteed bounds, checked here for not being vacuous (within 40×).
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal;
+  for (const NamedShape& named : Catalogue()) {
+    const ImplicitShape& shape = named.shape;
+    if (shape.kind() == ImplicitKind::kTruncatedCone) {
+      EXPECT_EQ(shape.rolling_radius(), 0) << named.name;  // no convex φ: no bound
+      continue;
+    }
+    ASSERT_GT(shape.rolling_radius(), 0) << named.name;
+    double kappa_max = 0;
+    for (int i = 0; i < 5000; ++i) {
+      const Eigen::Vector3d u = Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized();
+      Eigen::Vector3d y = u / shape.Gamma(u);
+      for (int k = 0; k < 3; ++k) {  // onto φ = 0 along the gradient (Newton, to 1e-15)
+        Eigen::Vector3d g;
+        const double phi = shape.Evaluate(y, &g, nullptr);
+        y -= phi * g / g.squaredNorm();
+      }
+      Eigen::Vector3d g;
+      Eigen::Matrix3d h;
+      shape.Evaluate(y, &g, &h);
+      const Eigen::Vector3d n = g.normalized();
+      const Eigen::Matrix3d p = Eigen::Matrix3d::Identity() - n * n.transpose();
+      const Eigen::Matrix3d w = p * h * p / g.norm();
+      kappa_max = std::max(kappa_max, Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(w).eigenvalues().maxCoeff());
+    }
+    EXPECT_LE(kappa_max, (1 + 1e-9) / shape.rolling_radius()) << named.name;
+    EXPECT_GE(kappa_max, 1 / (40 * shape.rolling_radius())) << named.name;
   }
 }
 
