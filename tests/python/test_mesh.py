@@ -114,12 +114,12 @@ def test_delete_mesh_waits_for_its_scenes_and_frees_the_bytes(server):
 
 
 def test_grid_backend_reads_within_the_reported_error(client, scene_name):
-    # The 10 cm cube of CUBE_V, its narrow-band grid asked for 2e-4 m over a 3 mm band.
-    mesh_id = client.upload_mesh(CUBE_V, CUBE_T.astype(np.int32), grid_max_error=2e-4, grid_band=3e-3)
+    # The 10 cm cube of CUBE_V, its narrow-band grid asked for 1e-3 m over a 3 mm band.
+    mesh_id = client.upload_mesh(CUBE_V, CUBE_T.astype(np.int32), grid_max_error=1e-3, grid_band=3e-3)
     grid = client.mesh_info(mesh_id).grid
     assert grid is not None
-    assert grid.requested_max_error == 2e-4 and grid.band == 3e-3
-    assert 0 < grid.max_error <= 2e-4 and grid.p99_error <= grid.max_error
+    assert grid.requested_max_error == 1e-3 and grid.band == 3e-3
+    assert 0 < grid.max_error <= 1e-3 and grid.p99_error <= grid.max_error
     assert grid.bytes > 0 and grid.cell_size > 0 and grid.num_check_points > 1000
     # A 9 × 9 pad of R = 2 mm probes 1 mm under the cube's bottom face (z = −0.05), edges included:
     # exact depth R + 1 mm = 3 mm where the probe is under the face, less beyond its edges.

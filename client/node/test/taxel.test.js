@@ -213,13 +213,13 @@ describe('TaxelClient against taxel-server', { skip: SERVER ? false : 'TAXEL_SER
   });
 
   test('uploadMesh with a grid, and a GRID sensor within the error it reports', async () => {
-    // The cube scaled by 1.2 (its own content id): a grid of 2e-4 m over a 3 mm band.
+    // The cube scaled by 1.2 (its own content id): a grid of 1e-3 m over a 3 mm band.
     const big = CUBE_VERTICES.map((x) => 1.2 * x);
-    const r = await client.uploadMesh(big, CUBE_TRIANGLES, { grid: { max_error: 2e-4, band: 3e-3 } });
+    const r = await client.uploadMesh(big, CUBE_TRIANGLES, { grid: { max_error: 1e-3, band: 3e-3 } });
     assert.ok(r.grid, 'grid info');
-    assert.equal(r.grid.requested_max_error, 2e-4);
+    assert.equal(r.grid.requested_max_error, 1e-3);
     assert.equal(r.grid.band, 3e-3);
-    assert.ok(r.grid.max_error > 0 && r.grid.max_error <= 2e-4, `max_error ${r.grid.max_error}`);
+    assert.ok(r.grid.max_error > 0 && r.grid.max_error <= 1e-3, `max_error ${r.grid.max_error}`);
     assert.ok(Number(r.grid.bytes) > 0);
     await client.createScene({
       name: 'node_grid',
