@@ -8,7 +8,7 @@
 // incommensurate frequencies (√2, √3, ...), so that t ↦ pose is ergodic over distances, directions
 // and orientations. Cold: t_k = k (poses unrelated), each solve from scratch. Warm: 100 runs of 1000
 // consecutive poses 1e-4 apart in t (runs 1 apart), each solve warm-started from the previous one
-// of its run (the first of a run is cold). Same shapes as tests/core/geometry/implicit_pair_test.cc.
+// of its run (the first of a run is cold). Shapes: geometry::ImplicitPairTypes(), as in the tests.
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -16,6 +16,7 @@
 
 #include "Eigen/Geometry"
 #include "bench/bench_registry.h"
+#include "core/geometry/implicit_generators.h"
 #include "core/geometry/implicit_pair.h"
 
 namespace taxel::bench {
@@ -26,38 +27,6 @@ using geometry::ImplicitShape;
 constexpr int kPoses = 100000;
 constexpr int kRunLength = 1000;
 constexpr double kWarmStep = 1e-4;
-
-ImplicitShape HexPrism() {
-  std::vector<Eigen::Vector3d> normals;
-  std::vector<double> offsets;
-  for (int k = 0; k < 6; ++k) {
-    normals.emplace_back(std::cos(k * M_PI / 3), std::sin(k * M_PI / 3), 0);
-    offsets.push_back(0.02);
-  }
-  normals.emplace_back(0, 0, 1);
-  normals.emplace_back(0, 0, -1);
-  offsets.insert(offsets.end(), {0.015, 0.015});
-  return *ImplicitShape::SmoothPolytope(normals, offsets, 20);
-}
-
-ImplicitShape CutCube() {
-  std::vector<Eigen::Vector3d> normals = {
-      Eigen::Vector3d::UnitX(), -Eigen::Vector3d::UnitX(), Eigen::Vector3d::UnitY(), -Eigen::Vector3d::UnitY(),
-      Eigen::Vector3d::UnitZ(), -Eigen::Vector3d::UnitZ(), Eigen::Vector3d(1, 1, 1)};
-  std::vector<double> offsets = {0.015, 0.015, 0.015, 0.015, 0.015, 0.015, 0.02 * std::sqrt(3.0)};
-  return *ImplicitShape::SmoothPolytope(normals, offsets, 20);
-}
-
-struct PairType {
-  const char* name;
-  ImplicitShape (*shape1)();
-  ImplicitShape (*shape2)();
-};
-
-ImplicitShape Se4() { return *ImplicitShape::Superellipsoid(4, {0.03, 0.02, 0.015}); }
-ImplicitShape Se8() { return *ImplicitShape::Superellipsoid(8, {0.02, 0.015, 0.01}); }
-ImplicitShape Cone() { return *ImplicitShape::TruncatedCone(20, 0.02, 0.01, 0.03, 0.02); }
-ImplicitShape Sec4() { return *ImplicitShape::SuperellipticCylinder(4, 0.01, 0.025); }
 
 /// The ergodic pose of shape 2 in frame 1 at parameter t.
 RigidTransform PoseAt(double t, double lo, double hi) {
@@ -72,8 +41,9 @@ RigidTransform PoseAt(double t, double lo, double hi) {
   return X;
 }
 
-void Run(Context& ctx, const PairType& type, bool warm) {
-  const ImplicitShape a = type.shape1(), b = type.shape2();
+void Run(Context& ctx, int type, bool warm) {
+  const geometry::ImplicitPairType pair = geometry::ImplicitPairTypes()[type];
+  const ImplicitShape &a = pair.shape1, &b = pair.shape2;
   const double lo = 0.1 * std::min(a.inner_radius(), b.inner_radius());
   const double hi = 2 * std::max(a.outer_radius(), b.outer_radius());
   const int poses = ctx.quick() ? kPoses / 10 : kPoses;
@@ -110,17 +80,14 @@ void Run(Context& ctx, const PairType& type, bool warm) {
   ctx.Emit(r);
 }
 
-const PairType kTypes[] = {
-    {"se_se", Se4, Se8}, {"poly_poly", HexPrism, CutCube}, {"poly_se", HexPrism, Se4}, {"tc_sec", Cone, Sec4}};
-
-TAXEL_BENCH_CASE("implicit_pair/se_se_cold", [](Context& ctx) { Run(ctx, kTypes[0], false); });
-TAXEL_BENCH_CASE("implicit_pair/se_se_warm", [](Context& ctx) { Run(ctx, kTypes[0], true); });
-TAXEL_BENCH_CASE("implicit_pair/poly_poly_cold", [](Context& ctx) { Run(ctx, kTypes[1], false); });
-TAXEL_BENCH_CASE("implicit_pair/poly_poly_warm", [](Context& ctx) { Run(ctx, kTypes[1], true); });
-TAXEL_BENCH_CASE("implicit_pair/poly_se_cold", [](Context& ctx) { Run(ctx, kTypes[2], false); });
-TAXEL_BENCH_CASE("implicit_pair/poly_se_warm", [](Context& ctx) { Run(ctx, kTypes[2], true); });
-TAXEL_BENCH_CASE("implicit_pair/tc_sec_cold", [](Context& ctx) { Run(ctx, kTypes[3], false); });
-TAXEL_BENCH_CASE("implicit_pair/tc_sec_warm", [](Context& ctx) { Run(ctx, kTypes[3], true); });
+TAXEL_BENCH_CASE("implicit_pair/se_se_cold", [](Context& ctx) { Run(ctx, 0, false); });
+TAXEL_BENCH_CASE("implicit_pair/se_se_warm", [](Context& ctx) { Run(ctx, 0, true); });
+TAXEL_BENCH_CASE("implicit_pair/poly_poly_cold", [](Context& ctx) { Run(ctx, 1, false); });
+TAXEL_BENCH_CASE("implicit_pair/poly_poly_warm", [](Context& ctx) { Run(ctx, 1, true); });
+TAXEL_BENCH_CASE("implicit_pair/poly_se_cold", [](Context& ctx) { Run(ctx, 2, false); });
+TAXEL_BENCH_CASE("implicit_pair/poly_se_warm", [](Context& ctx) { Run(ctx, 2, true); });
+TAXEL_BENCH_CASE("implicit_pair/tc_sec_cold", [](Context& ctx) { Run(ctx, 3, false); });
+TAXEL_BENCH_CASE("implicit_pair/tc_sec_warm", [](Context& ctx) { Run(ctx, 3, true); });
 
 }  // namespace
 }  // namespace taxel::bench

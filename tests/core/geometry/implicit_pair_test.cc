@@ -7,52 +7,13 @@
 #include <vector>
 
 #include "Eigen/Geometry"
+#include "core/geometry/implicit_generators.h"
 #include "gtest/gtest.h"
 
 namespace taxel::geometry {
 namespace {
 
 ImplicitShape Sphere(double r) { return *ImplicitShape::Sphere(r); }
-
-/// Hexagonal prism: six sides 2 cm from the axis (z), caps at ±1.5 cm; β = 20.
-ImplicitShape HexPrism() {
-  std::vector<Eigen::Vector3d> normals;
-  std::vector<double> offsets;
-  for (int k = 0; k < 6; ++k) {
-    normals.emplace_back(std::cos(k * M_PI / 3), std::sin(k * M_PI / 3), 0);
-    offsets.push_back(0.02);
-  }
-  normals.emplace_back(0, 0, 1);
-  normals.emplace_back(0, 0, -1);
-  offsets.insert(offsets.end(), {0.015, 0.015});
-  return *ImplicitShape::SmoothPolytope(normals, offsets, 20);
-}
-
-/// A 3 cm cube with one corner cut off; β = 20.
-ImplicitShape CutCube() {
-  std::vector<Eigen::Vector3d> normals = {
-      Eigen::Vector3d::UnitX(), -Eigen::Vector3d::UnitX(), Eigen::Vector3d::UnitY(), -Eigen::Vector3d::UnitY(),
-      Eigen::Vector3d::UnitZ(), -Eigen::Vector3d::UnitZ(), Eigen::Vector3d(1, 1, 1)};
-  std::vector<double> offsets = {0.015, 0.015, 0.015, 0.015, 0.015, 0.015, 0.02 * std::sqrt(3.0)};
-  return *ImplicitShape::SmoothPolytope(normals, offsets, 20);
-}
-
-struct PairType {
-  std::string name;
-  ImplicitShape shape1, shape2;
-};
-
-/// The four pair types of the success-rate test and of bench/implicit_pair_cases.cc (same shapes).
-std::vector<PairType> PairTypes() {
-  return {
-      {"se_se", *ImplicitShape::Superellipsoid(4, {0.03, 0.02, 0.015}),
-       *ImplicitShape::Superellipsoid(8, {0.02, 0.015, 0.01})},
-      {"poly_poly", HexPrism(), CutCube()},
-      {"poly_se", HexPrism(), *ImplicitShape::Superellipsoid(4, {0.03, 0.02, 0.015})},
-      {"tc_sec", *ImplicitShape::TruncatedCone(20, 0.02, 0.01, 0.03, 0.02),
-       *ImplicitShape::SuperellipticCylinder(4, 0.01, 0.025)},
-  };
-}
 
 /// A uniformly random rotation (normalised Gaussian quaternion).
 Eigen::Matrix3d RandomRotation(std::mt19937& rng) {
@@ -184,7 +145,7 @@ double ReferenceAlpha(const ImplicitShape& a, const ImplicitShape& b, const Rigi
 }
 
 TEST(ImplicitPairTest, MatchesSupportFunctionReferenceOnRandomPoses) {
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     std::mt19937 rng(27);
     for (int i = 0; i < 3; ++i) {
       const RigidTransform X = RandomPose(type.shape1, type.shape2, rng);
@@ -249,7 +210,7 @@ TEST(ImplicitPairTest, EllipsoidSphereMatchesTheSecularEquation) {
 }
 
 TEST(ImplicitPairTest, SwappingTheShapesGivesTheSameContact) {
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     std::mt19937 rng(8);
     for (int i = 0; i < 500; ++i) {
       const RigidTransform X = RandomPose(type.shape1, type.shape2, rng);
@@ -274,7 +235,7 @@ TEST(ImplicitPairTest, SwappingTheShapesGivesTheSameContact) {
 // ∂α of the Lagrangian α + λ1φ1(x/α) + λ2φ2(·/α), y_i the witness points about each origin), and
 // the witness line parallel to the line of centres: p1 − p2 = p(1 − α)/α.
 TEST(ImplicitPairTest, OutputsSatisfyTheKktConditions) {
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     std::mt19937 rng(9);
     for (int i = 0; i < 500; ++i) {
       const RigidTransform X = RandomPose(type.shape1, type.shape2, rng);
@@ -298,7 +259,7 @@ TEST(ImplicitPairTest, OutputsSatisfyTheKktConditions) {
 }
 
 TEST(ImplicitPairTest, KktJacobianMatchesCentralDifferences) {
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     std::mt19937 rng(10);
     std::uniform_real_distribution<double> u(-1, 1);
     for (int i = 0; i < 50; ++i) {
@@ -326,7 +287,7 @@ TEST(ImplicitPairTest, KktJacobianMatchesCentralDifferences) {
 
 // Poses 1e-4 apart along a smooth path: warm starts converge to the cold answer in fewer steps.
 TEST(ImplicitPairTest, WarmStartTracksASmoothPath) {
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     PairWarmStart warm;
     long warm_steps = 0, cold_steps = 0;
     constexpr int kSteps = 2000;
@@ -353,7 +314,7 @@ TEST(ImplicitPairTest, WarmStartTracksASmoothPath) {
 
 TEST(ImplicitPairTest, SuccessRateOnRandomPoses) {
   constexpr int kPoses = 100000;
-  for (const PairType& type : PairTypes()) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
     std::mt19937 rng(15);
     int failures = 0;
     long iterations = 0;
