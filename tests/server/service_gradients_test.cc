@@ -1,6 +1,7 @@
 // ReadSpec.gradients over gRPC through the C++ client: the gradient channels, their shapes and
 // bytes against the in-process core, the sphere's closed form, and the refusals.
 #include <cmath>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,24 +15,27 @@ using ::testing::HasSubstr;
 
 constexpr int kEnvs = 3;
 
-class ServiceGradientsTest : public ::testing::Test {
+class ServiceGradientsTest : public ServerTest {
  protected:
   void SetUp() override {
-    auto server = server::TaxelServer::Start(TestServerOptions());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    auto client = Client::Connect(server_->target());
-    ASSERT_TRUE(client.ok());
-    client_ = *std::move(client);
+    ServerTest::SetUp();
+    if (HasFatalFailure()) return;
     spec_ = GraspSpec("grasp", kEnvs, SphereShape(kBallR));
     ASSERT_TRUE(client_->CreateScene(ToWire(spec_)).ok());
     local_ = LocalScene::Create(spec_);
     ASSERT_NE(local_, nullptr);
   }
-  v1::StepRequest GradientStep(int s) {
-    v1::StepRequest req = MakeStep("grasp", kEnvs, MovingPoses(kEnvs, s), MovingTwists(kEnvs, s));
+  v1::StepRequest GradientStep(int s, const std::string& scene = "grasp") {
+    v1::StepRequest req = MakeStep(scene, kEnvs, MovingPoses(kEnvs, s), MovingTwists(kEnvs, s));
     req.mutable_read()->set_gradients(true);
     return req;
+  }
+  // The fixture's scene with one more sensor, created as `name`.
+  void CreateWithSensor(const sensors::SensorSpec& extra, const std::string& name) {
+    v1::SceneSpec wire = ToWire(spec_);
+    server::EncodeSensorSpec(extra, wire.add_sensors());
+    wire.set_name(name);
+    ASSERT_TRUE(client_->CreateScene(wire).ok());
   }
   // The same step in the core, with gradients.
   void LocalStep(int s) {
@@ -41,8 +45,6 @@ class ServiceGradientsTest : public ::testing::Test {
     InlineExecutor ex;
     ASSERT_TRUE(local_->scene().Step(in, ex).ok());
   }
-  std::unique_ptr<server::TaxelServer> server_;
-  std::unique_ptr<Client> client_;
   scene::SceneSpec spec_;
   std::unique_ptr<LocalScene> local_;
 };
@@ -137,12 +139,8 @@ TEST_F(ServiceGradientsTest, RefusalsNameTheFieldAndTheRule) {
   gel.probe_local_normal = {{0, 0, 1}};
   gel.track_links = {"ball/body"};
   gel.n_sample_points = 50;
-  v1::SceneSpec wire = ToWire(spec_);
-  server::EncodeSensorSpec(gel, wire.add_sensors());
-  wire.set_name("with_gel");
-  ASSERT_TRUE(client_->CreateScene(wire).ok());
-  v1::StepRequest req = GradientStep(1);
-  req.set_scene("with_gel");
+  CreateWithSensor(gel, "with_gel");
+  v1::StepRequest req = GradientStep(1, "with_gel");
   auto refused = UnsplitStep(*client_, req);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("read.gradients: sensor 'gel' (elastomer_taxel) has no gradients"));
@@ -175,12 +173,8 @@ TEST_F(ServiceGradientsTest, ImperfectSensorsCarryTheGroundTruthsGradient) {
   sensors::SensorSpec noisy = spec_.sensors[1];
   noisy.name = "noisy";
   noisy.imperfections.noise = 0.001;
-  v1::SceneSpec wire = ToWire(spec_);
-  server::EncodeSensorSpec(noisy, wire.add_sensors());
-  wire.set_name("noisy");
-  ASSERT_TRUE(client_->CreateScene(wire).ok());
-  v1::StepRequest req = GradientStep(1);
-  req.set_scene("noisy");
+  CreateWithSensor(noisy, "noisy");
+  v1::StepRequest req = GradientStep(1, "noisy");
   auto refused = UnsplitStep(*client_, req);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("sensor 'noisy' has imperfections"));

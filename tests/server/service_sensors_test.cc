@@ -42,15 +42,11 @@ scene::SceneSpec SensorsSpec(const std::string& name) {
   return spec;
 }
 
-class ServiceSensorsTest : public ::testing::Test {
+class ServiceSensorsTest : public ServerTest {
  protected:
   void SetUp() override {
-    auto server = server::TaxelServer::Start(TestServerOptions());
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    auto client = Client::Connect(server_->target());
-    ASSERT_TRUE(client.ok());
-    client_ = *std::move(client);
+    ServerTest::SetUp();
+    if (HasFatalFailure()) return;
     spec_ = SensorsSpec("sensors");
     auto created = client_->CreateScene(ToWire(spec_));
     ASSERT_TRUE(created.ok()) << created.status();
@@ -58,8 +54,6 @@ class ServiceSensorsTest : public ::testing::Test {
     local_ = LocalScene::Create(spec_);
     ASSERT_NE(local_, nullptr);
   }
-  std::unique_ptr<server::TaxelServer> server_;
-  std::unique_ptr<Client> client_;
   scene::SceneSpec spec_;
   v1::SceneInfo info_;
   std::unique_ptr<LocalScene> local_;
