@@ -48,6 +48,13 @@ double Root2n(double x, int n) {
   return r;
 }
 
+/// The rolling radius of a convex φ: on the surface |∇φ| ≥ −φ(0)/R_out (convexity, origin inside),
+/// so with the tangential Hessian bounded by `hessian_bound` (1/m²) every curvature is at most
+/// hessian_bound·R_out/(−φ(0)).
+double RollingRadius(double phi0, double outer_radius, double hessian_bound) {
+  return -phi0 / (outer_radius * hessian_bound);
+}
+
 /// max over w ≥ 0 with Σ w_i^n ≤ 1 of Σ c_i w_i: the Hölder dual norm ‖c‖_q, 1/q + 1/n = 1.
 double HolderMax(const double* c, int count, int n) {
   double best = 0;
@@ -134,9 +141,7 @@ absl::StatusOr<ImplicitShape> ImplicitShape::Superellipsoid(double n, const Eige
   shape.bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), semi_axes);
   // On the surface (σ = 1) the tangential Hessian's blocks are r_k^(n−1)(s_k δ + 2(n−1)yyᵀ/c²)/c²
   // with r_k ≤ 1 and s_k ≤ 1: at most (2n − 1)/c_min² (the rank-one term dies in the tangent plane).
-  const double c_min = semi_axes.minCoeff();
-  shape.rolling_radius_ =
-      -shape.Phi(Eigen::Vector3d::Zero()) * c_min * c_min / ((2.0 * shape.n_ - 1) * shape.outer_radius_);
+  shape.rolling_radius_ = shape.SuperquadricRollingRadius();
   return shape;
 }
 
@@ -156,9 +161,7 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SuperellipticCylinder(double n, dou
   const double squares[] = {half_length * half_length, radius * radius};
   shape.outer_radius_ = std::sqrt(HolderMax(squares, 2, shape.n_));
   shape.bounds_ = Aabb::FromCenterHalf(Eigen::Vector3d::Zero(), shape.sizes_);
-  const double c_min = std::min(radius, half_length);  // as for the superellipsoid
-  shape.rolling_radius_ =
-      -shape.Phi(Eigen::Vector3d::Zero()) * c_min * c_min / ((2.0 * shape.n_ - 1) * shape.outer_radius_);
+  shape.rolling_radius_ = shape.SuperquadricRollingRadius();  // as for the superellipsoid
   return shape;
 }
 
@@ -293,8 +296,13 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SmoothPolytope(const std::vector<Ei
   shape.outer_radius_ = outer * (1 + 1e-9);
   shape.bounds_ = box;
   // ∇²φ = β(Σ p_i a_i a_iᵀ/L² − ∇φ∇φᵀ): tangentially at most β/L².
-  shape.rolling_radius_ = -phi0 * shape.scale_ * shape.scale_ / (beta * shape.outer_radius_);
+  shape.rolling_radius_ = RollingRadius(phi0, shape.outer_radius_, beta / (shape.scale_ * shape.scale_));
   return shape;
+}
+
+double ImplicitShape::SuperquadricRollingRadius() const {
+  const double c_min = sizes_.minCoeff();  // SE: min(a, b, c); SEC: min(h, R)
+  return RollingRadius(Phi(Eigen::Vector3d::Zero()), outer_radius_, (2.0 * n_ - 1) / (c_min * c_min));
 }
 
 double ImplicitShape::Evaluate(const Eigen::Vector3d& y, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const {

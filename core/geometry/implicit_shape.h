@@ -115,6 +115,8 @@ class ImplicitShape {
   double EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const;
   double EvaluatePolytope(const Eigen::Vector3d& y, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const;
   double EvaluateCone(const Eigen::Vector3d& y, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const;
+  /// SE and SEC: the rolling radius from the tangential Hessian bound (2n − 1)/c_min².
+  double SuperquadricRollingRadius() const;
   /// The distance t along the unit direction u at which φ(t·u) = 0 (1-D solve).
   double SurfaceAlong(const Eigen::Vector3d& u) const;
 
