@@ -24,15 +24,6 @@ PoseGradient DepthPoseGradient(const ContactGeometry& g) {
   return d;
 }
 
-PoseJacobian3 NormalPoseJacobian(const ContactGeometry& g) {
-  PoseJacobian3 J;
-  J.block<3, 3>(0, 0) = g.H_W;
-  J.block<3, 3>(0, 3) = -g.H_W * Skew(g.o_W - g.p_WL);
-  J.block<3, 3>(0, 6) = -g.H_W;
-  J.block<3, 3>(0, 9) = -Skew(g.n_W) + g.H_W * Skew(g.o_W - g.p_WP);
-  return J;
-}
-
 PoseJacobian3 KinematicForcePoseJacobian(const SensorSpec& spec, const ContactGeometry& g, double depth,
                                          const Eigen::Vector3d& v_rel_W, const Eigen::Matrix3d& R_LW,
                                          const Eigen::Vector3d& f_W) {
@@ -41,8 +32,9 @@ PoseJacobian3 KinematicForcePoseJacobian(const SensorSpec& spec, const ContactGe
   const contact::LawJacobian law = spec.force_law == SensorSpec::ForceLaw::kNonlinear
                                        ? contact::NonlinearLawJacobian(spec.nonlinear, depth, g.n_W, -v_rel_W)
                                        : contact::SpringDamperForceJacobian(spec.spring_damper, depth, g.n_W, v_rel_W);
-  // J = R_LW·(∂f/∂d·∂d/∂ξ + ∂f/∂n·∂n/∂ξ), with ∂n/∂ξ (NormalPoseJacobian) expanded by blocks so
-  // that a flat partner (H = 0, the common case) skips its Hessian terms.
+  // J = R_LW·(∂f/∂d·∂d/∂ξ + ∂f/∂n·∂n/∂ξ), with the normal's pose Jacobian
+  // ∂n/∂ξ = [H, −H·[o − p_WL]×, −H, −[n]× + H·[o − p_WP]×] expanded by blocks so that a flat
+  // partner (H = 0, the common case) skips its Hessian terms.
   const Eigen::Vector3d b = R_LW * law.d_depth;
   const Eigen::Matrix3d A = R_LW * law.d_normal;
   PoseJacobian3 J = b * DepthPoseGradient(g);

@@ -43,9 +43,6 @@ struct ContactGeometry {
 /// ∂d/∂ξ of the depth d = R − sd (any R while d > 0).
 PoseGradient DepthPoseGradient(const ContactGeometry& g);
 
-/// ∂n_W/∂ξ of the contact normal.
-PoseJacobian3 NormalPoseJacobian(const ContactGeometry& g);
-
 /// ∂F_L/∂ξ of a KinematicTaxel's force (link frame, N per m or rad) for the contact of depth
 /// `depth` > 0 with relative velocity v_rel_W of the partner with respect to the sensor at o.
 /// R_LW: world → sensor link rotation; f_W: the law's force in world (R_LW·f_W is the reading).
