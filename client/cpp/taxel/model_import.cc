@@ -55,7 +55,6 @@ void SetPose(const mjtNum* pos, const mjtNum* quat_wxyz, v1::Pose* pose) {
 struct MeshCache {
   SceneBundle* bundle;
   std::map<int, std::string> by_mesh;
-  std::vector<std::string>* notes;
 };
 
 std::string AddMesh(MeshCache* cache, MeshArrays arrays) {
@@ -100,7 +99,7 @@ absl::StatusOr<std::string> MujocoMesh(const mjModel* m, int g, MeshCache* cache
 }
 
 // The Shape of geom g in its body's frame.
-absl::Status AddShape(const mjModel* m, int g, const ImportOptions& /*options*/, MeshCache* cache, v1::Link* link) {
+absl::Status AddShape(const mjModel* m, int g, MeshCache* cache, v1::Link* link) {
   v1::Shape* shape = link->add_shapes();
   SetPose(m->geom_pos + 3 * g, m->geom_quat + 4 * g, shape->mutable_pose());
   const mjtNum* size = m->geom_size + 3 * g;
@@ -229,7 +228,7 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
   fixed.set_kind(v1::STATIC);
   terrain.set_name(entity + "_terrain");
   terrain.set_kind(v1::TERRAIN);
-  MeshCache cache{&out.bundle, {}, &out.notes};
+  MeshCache cache{&out.bundle, {}};
   for (int b = 0; b < m->nbody; ++b) {
     if (!(*keep)[b]) continue;
     const bool moving = Moving(m, b);
@@ -244,7 +243,7 @@ absl::StatusOr<ImportedModel> ImportModel(const mjModel* m, const ImportOptions&
         if (!moving) SetPose(d->xpos + 3 * b, d->xquat + 4 * b, (*slot)->mutable_pose());
         if (moving) out.moving_bodies.push_back(b);
       }
-      if (auto s = AddShape(m, g, options, &cache, *slot); !s.ok()) return s;
+      if (auto s = AddShape(m, g, &cache, *slot); !s.ok()) return s;
       const v1::Entity& owner = moving ? robot : ground ? terrain : fixed;
       const char* geom_name = mj_id2name(m, mjOBJ_GEOM, g);
       out.bundle.geom_names[absl::StrCat(owner.name(), "/", (*slot)->name())].push_back(geom_name ? geom_name : "");
