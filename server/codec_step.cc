@@ -24,10 +24,13 @@ absl::Status CheckLinkArrayShape(const TensorView& view, int64_t n, int64_t L, i
   return absl::OkStatus();
 }
 
+// Whether a reading of this sensor and branch carries the gradient (ReadSpec.gradients).
+bool CarriesGradient(const sensors::Sensor& s, sensors::Branch b) {
+  return b == sensors::Branch::kGroundTruth || s.pipeline() == nullptr;
+}
+
 // ReadSpec.gradients: every planned sensor must be able to carry its gradient.
 absl::Status CheckGradients(const ReadPlan& plan, const std::string& field) {
-  const bool truth =
-      std::find(plan.branches.begin(), plan.branches.end(), sensors::Branch::kGroundTruth) != plan.branches.end();
   for (const ReadPlan::Item& item : plan.items) {
     const sensors::Sensor& s = *item.sensor;
     const std::string name = absl::StrCat("sensor '", s.spec().name, "'");
@@ -40,18 +43,14 @@ absl::Status CheckGradients(const ReadPlan& plan, const std::string& field) {
       return InvalidFieldError(field, absl::StrCat(name, ": its gradient is that of '", sensors::ChannelName(c),
                                                    "', which read.channels leaves out"));
     }
-    if (s.pipeline() != nullptr && !truth) {
+    const auto carries = [&](sensors::Branch b) { return CarriesGradient(s, b); };
+    if (std::none_of(plan.branches.begin(), plan.branches.end(), carries)) {
       return InvalidFieldError(field, absl::StrCat(name,
                                                    " has imperfections: its gradients are those of the ground "
                                                    "truth; add GROUND_TRUTH to read.branches"));
     }
   }
   return absl::OkStatus();
-}
-
-// Whether a reading of this sensor and branch carries the gradient (ReadSpec.gradients).
-bool CarriesGradient(const sensors::Sensor& s, sensors::Branch b) {
-  return b == sensors::Branch::kGroundTruth || s.pipeline() == nullptr;
 }
 
 }  // namespace
@@ -311,8 +310,7 @@ ChannelArray GradientOutput(const sensors::Sensor& sensor, sensors::Channel chan
   a.probe_shape.push_back(2);
   a.probe_shape.push_back(6);
   a.dtype = v1::FLOAT32;
-  a.data = reinterpret_cast<const char*>(channel == sensors::Channel::kForce ? o.force_gradient.data()
-                                                                             : o.depth_gradient.data());
+  a.data = reinterpret_cast<const char*>(o.gradient_of(channel).data());
   a.item_size = sizeof(float);
   a.bytes_per_env = static_cast<size_t>(sensor.num_probes()) * sensors::GradientWidth(sensor.kind()) * sizeof(float);
   a.name = sensors::GradientName(channel);

@@ -139,17 +139,16 @@ int GradientWidth(SensorKind kind) {
 absl::string_view GradientName(Channel c) { return c == Channel::kForce ? "force_gradient" : "depth_gradient"; }
 
 size_t Sensor::GradientBytes() const {
-  const std::vector<float>& buffer =
-      kind() == SensorKind::kKinematicTaxel ? truth_.force_gradient : truth_.depth_gradient;
-  if (!buffer.empty()) return 0;
+  Channel c;
+  if (!GradientChannelOf(kind(), &c) || !truth_.gradient_of(c).empty()) return 0;
   return sizeof(float) * GradientWidth(kind()) * static_cast<size_t>(num_envs_) * layout_.size();
 }
 
 void Sensor::EnableGradients() {
-  const int w = GradientWidth(kind());
-  std::vector<float>& buffer = kind() == SensorKind::kKinematicTaxel ? truth_.force_gradient : truth_.depth_gradient;
-  if (w == 0 || !buffer.empty()) return;
-  buffer.assign(static_cast<size_t>(w) * num_envs_ * layout_.size(), 0.f);
+  const size_t bytes = GradientBytes();
+  Channel c;
+  if (bytes == 0 || !GradientChannelOf(kind(), &c)) return;
+  truth_.gradient_of(c).assign(bytes / sizeof(float), 0.f);
 }
 
 int ChannelWidth(Channel c) {

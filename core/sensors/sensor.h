@@ -74,6 +74,11 @@ struct SensorOutputs {
   // Gradients (ground truth only, allocated by Sensor::EnableGradients; probe_gradients.h):
   std::vector<float> depth_gradient;  ///< [E, n, 2, 6]: ∂depth/∂(sensor, partner) twist, m/m and m/rad
   std::vector<float> force_gradient;  ///< [E, n, 3, 2, 6]: ∂force_L/∂(sensor, partner) twist, N/m, N/rad
+  /// The gradient buffer of channel c: force_gradient for kForce, depth_gradient otherwise.
+  std::vector<float>& gradient_of(Channel c) { return c == Channel::kForce ? force_gradient : depth_gradient; }
+  const std::vector<float>& gradient_of(Channel c) const {
+    return c == Channel::kForce ? force_gradient : depth_gradient;
+  }
 };
 
 /// The channel whose gradient a sensor kind reports (ReadSpec.gradients): kDepth for
