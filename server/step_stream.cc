@@ -5,20 +5,21 @@
 
 #include "server/call_support.h"
 #include "server/grpc_status.h"
+#include "server/tsan_handoff.h"
 
 namespace taxel::server {
 
 StepStreamReactor::StepStreamReactor(Deps deps, std::string tenant)
     : deps_(std::move(deps)), tenant_(std::move(tenant)) {
   deps_.metrics->RpcStarted("StepStream", "bidi_stream");
-  // Publishes the constructed reactor to the gRPC thread that will run its callbacks (they take
-  // mu_ first): gRPC's own hand-off is a real one but happens inside the uninstrumented libgrpc,
-  // which ThreadSanitizer cannot see. Not under mu_: StartRead may react inline.
-  { std::lock_guard<std::mutex> lock(mu_); }
+  // gRPC runs the callbacks on its own threads, after a hand-off inside libgrpc (tsan_handoff.h).
+  // Not under mu_: StartRead may react inline.
+  PublishToGrpc(this);
   StartRead(&request_);
 }
 
 void StepStreamReactor::OnReadDone(bool ok) {
+  ReceiveFromGrpc(this);
   std::optional<grpc::Status> finish;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -39,6 +40,7 @@ void StepStreamReactor::OnReadDone(bool ok) {
 }
 
 void StepStreamReactor::OnWriteDone(bool ok) {
+  ReceiveFromGrpc(this);
   std::optional<grpc::Status> finish;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,6 +58,7 @@ void StepStreamReactor::OnWriteDone(bool ok) {
 }
 
 void StepStreamReactor::OnDone() {
+  ReceiveFromGrpc(this);
   deps_.on_done(this);
   delete this;
 }
