@@ -194,6 +194,9 @@ function decodeReadings(response) {
 /** Adds `get(sensor, channel, branch?)` (not enumerable) to a result with decoded readings. */
 function attachGet(out) {
   const { readings } = out;
+  // The reading of `sensor` on `branch` (MEASURED also matches an unspecified branch).
+  const findReading = (sensor, branch) => readings.find((x) => x.sensor === sensor && (x.branch === branch ||
+      (branch === 'MEASURED' && x.branch === 'BRANCH_UNSPECIFIED')));
   /**
    * One channel of one sensor.
    * @param {string} sensor
@@ -201,8 +204,7 @@ function attachGet(out) {
    * @param {string} [branch] "MEASURED" (default) or "GROUND_TRUTH"
    */
   out.get = (sensor, channel, branch = 'MEASURED') => {
-    const r = readings.find((x) => x.sensor === sensor && (x.branch === branch ||
-        (branch === 'MEASURED' && x.branch === 'BRANCH_UNSPECIFIED')));
+    const r = findReading(sensor, branch);
     if (!r) throw new Error(`no reading for sensor '${sensor}' (${branch})`);
     const c = r.channels[channel];
     if (!c) throw new Error(`sensor '${sensor}' has no channel '${channel}'`);
@@ -216,8 +218,7 @@ function attachGet(out) {
    * @param {string} [branch] "MEASURED" (default; sensors without imperfections) or "GROUND_TRUTH"
    */
   out.gradient = (sensor, branch = 'MEASURED') => {
-    const r = readings.find((x) => x.sensor === sensor && (x.branch === branch ||
-        (branch === 'MEASURED' && x.branch === 'BRANCH_UNSPECIFIED')));
+    const r = findReading(sensor, branch);
     const c = r && (r.channels.depth_gradient || r.channels.force_gradient);
     if (!c) throw new Error(`no gradient for sensor '${sensor}' (${branch}); step with read: { gradients: true }`);
     return c;
