@@ -191,15 +191,13 @@ absl::Status SceneRegistry::Create(const std::string& tenant, scene::SceneSpec s
   }
   const auto key = std::make_pair(tenant, spec.name);
   const std::map<std::string, std::string> uses = MeshesOf(spec);
-  std::set<std::string> visible;
   {
     std::lock_guard<std::mutex> lock(mu_);
     TAXEL_RETURN_IF_ERROR(CheckRoomLocked(key));
-    if (auto m = tenant_meshes_.find(tenant); m != tenant_meshes_.end()) visible = m->second;
   }
-  const TenantMeshes meshes(*meshes_, std::move(visible));
+  const std::unique_ptr<geometry::MeshLookup> meshes = TenantMeshLookup(tenant);
   Reservation budget(this, tenant);
-  TAXEL_ASSIGN_OR_RETURN(auto scene, scene::Scene::Create(spec, meshes, budget));
+  TAXEL_ASSIGN_OR_RETURN(auto scene, scene::Scene::Create(spec, *meshes, budget));
   const int64_t bytes = static_cast<int64_t>(scene->memory_bytes());
   auto entry = std::make_shared<SceneEntry>(tenant, spec.name, std::move(scene));
   // Locked before it is published (lock order: an entry's mu_, then the registry's), so that
