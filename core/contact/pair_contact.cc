@@ -180,16 +180,6 @@ PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, cons
 }
 
 // Curvature tensor of the surface φ = 0 at y, in frame S: P∇²φP/|∇φ| (P the tangent projector).
-Eigen::Matrix3d SurfaceCurvature(const geometry::ImplicitShape& shape, const Eigen::Vector3d& y) {
-  Eigen::Vector3d g;
-  Eigen::Matrix3d H;
-  shape.Evaluate(y, &g, &H);
-  const double length = g.norm();
-  const Eigen::Vector3d n = g / length;
-  const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - n * n.transpose();
-  return P * H * P / length;
-}
-
 // Two implicit shapes: the iDCOL pair solve (geometry/implicit_pair.h) gives α, the normal n (out
 // of A) and the witness points; the overlap depth is the witness segment on the normal,
 // δ = (p_A − p_B)·n = |c_B − c_A|(1 − α)/α·(ĉ·n). Near the contact the gap between the surfaces is
@@ -212,7 +202,7 @@ PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, 
   if (!(depth > 0)) return out;
   // Curvatures in frame A, projected on a tangent basis (t1, t2) of the normal.
   const Eigen::Matrix3d K =
-      SurfaceCurvature(sa, s.p1_1) + X_AB.R * SurfaceCurvature(sb, X_AB.InverseApply(s.p2_1)) * X_AB.R.transpose();
+      sa.ShapeOperator(s.p1_1) + X_AB.R * sb.ShapeOperator(X_AB.InverseApply(s.p2_1)) * X_AB.R.transpose();
   const Eigen::Vector3d t1 = s.normal_1.unitOrthogonal(), t2 = s.normal_1.cross(t1);
   const double k11 = t1.dot(K * t1), k22 = t2.dot(K * t2), k12 = t1.dot(K * t2);
   const double det = k11 * k22 - k12 * k12;

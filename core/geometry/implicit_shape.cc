@@ -300,6 +300,17 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SmoothPolytope(const std::vector<Ei
   return shape;
 }
 
+Eigen::Matrix3d ImplicitShape::ShapeOperator(const Eigen::Vector3d& y) const {
+  Eigen::Vector3d g;
+  Eigen::Matrix3d h;
+  Evaluate(y, &g, &h);
+  const double g_norm = g.norm();
+  if (!(g_norm > 0)) return Eigen::Matrix3d::Zero();
+  const Eigen::Vector3d n = g / g_norm;
+  const Eigen::Matrix3d p = Eigen::Matrix3d::Identity() - n * n.transpose();
+  return p * h * p / g_norm;
+}
+
 double ImplicitShape::SuperquadricRollingRadius() const {
   const double c_min = sizes_.minCoeff();  // SE: min(a, b, c); SEC: min(h, R)
   return RollingRadius(Phi(Eigen::Vector3d::Zero()), outer_radius_, (2.0 * n_ - 1) / (c_min * c_min));
@@ -461,26 +472,27 @@ double ImplicitShape::Gamma(const Eigen::Vector3d& q) const {
     case ImplicitKind::kSmoothPolytope:
     case ImplicitKind::kTruncatedCone: {
       const double length = q.norm();
-      return length / SurfaceAlong(q / length);
+      return length /
+             RaySurface(Eigen::Vector3d::Zero(), q / length, inner_radius_, outer_radius_, 1e-13 * outer_radius_);
     }
   }
   return 1;
 }
 
-double ImplicitShape::SurfaceAlong(const Eigen::Vector3d& u) const {
-  // φ(t·u) increases along the ray (convex, origin inside): Newton on t, kept inside the bracket
-  // [lo, hi] with φ(lo) ≤ 0 ≤ φ(hi) and bisecting whenever a step leaves it.
-  double lo = inner_radius_, hi = outer_radius_;
+double ImplicitShape::RaySurface(const Eigen::Vector3d& o, const Eigen::Vector3d& d, double lo, double hi,
+                                 double tolerance) const {
+  // Newton on t, kept inside the bracket [lo, hi] with φ(o + lo·d) ≤ 0 ≤ φ(o + hi·d), bisecting
+  // whenever a step leaves it.
   double t = 0.5 * (lo + hi);
   for (int iteration = 0; iteration < 100; ++iteration) {
     Eigen::Vector3d grad;
-    const double f = Evaluate(t * u, &grad, nullptr);
+    const double f = Evaluate(o + t * d, &grad, nullptr);
     if (f == 0) return t;
     (f < 0 ? lo : hi) = t;
-    const double slope = grad.dot(u);
+    const double slope = grad.dot(d);
     double next = slope > 0 ? t - f / slope : 0.5 * (lo + hi);
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    if (std::abs(next - t) <= 1e-13 * outer_radius_) return next;
+    if (std::abs(next - t) <= tolerance) return next;
     t = next;
   }
   return t;

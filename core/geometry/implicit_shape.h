@@ -77,11 +77,20 @@ class ImplicitShape {
   /// Thread-safe, no allocation; O(planes) for polytopes, O(1) otherwise.
   double Evaluate(const Eigen::Vector3d& p_SY, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const;
 
+  /// The shape operator at a surface point p_SY (1/m): W = P·∇²φ·P/|∇φ| with P = I − nnᵀ,
+  /// n = ∇φ/|∇φ|; its eigenvalues in the tangent plane are the principal curvatures (0 along n).
+  /// Zero where ∇φ = 0.
+  Eigen::Matrix3d ShapeOperator(const Eigen::Vector3d& p_SY) const;
+
   /// Radial scale γ(q) > 0 with φ(q/γ) ≈ 0, so that q/γ lies on the surface along the ray from the
   /// origin through q (γ < 1 inside, > 1 outside). Closed form for the sphere (exact) and for SE /
   /// SEC (of the ε = 0 shape: off the surface by at most ~ε·size); a safeguarded 1-D Newton solve for
   /// polytopes and cones (to 1e-12 relative). @pre q ≠ 0.
   double Gamma(const Eigen::Vector3d& p_SQ) const;
+
+  /// The t in [lo, hi] with φ(o + t·d) = 0 (unit d, metres), given φ(o + lo·d) ≤ 0 ≤ φ(o + hi·d):
+  /// safeguarded Newton (bisecting when a step leaves the bracket), to `tolerance` in t.
+  double RaySurface(const Eigen::Vector3d& o, const Eigen::Vector3d& d, double lo, double hi, double tolerance) const;
 
   /// Radii of the largest origin-centred ball inside the shape and the smallest containing it
   /// (metres; both guaranteed bounds, computed once at creation: 0 < inner ≤ outer).
@@ -117,8 +126,6 @@ class ImplicitShape {
   double EvaluateCone(const Eigen::Vector3d& y, Eigen::Vector3d* gradient, Eigen::Matrix3d* hessian) const;
   /// SE and SEC: the rolling radius from the tangential Hessian bound (2n − 1)/c_min².
   double SuperquadricRollingRadius() const;
-  /// The distance t along the unit direction u at which φ(t·u) = 0 (1-D solve).
-  double SurfaceAlong(const Eigen::Vector3d& u) const;
 
   ImplicitKind kind_ = ImplicitKind::kSphere;
   int n_ = 1;

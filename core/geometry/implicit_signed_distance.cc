@@ -128,26 +128,6 @@ bool SolveFrom(const Equations& eq, bool give_up_when_slow, Eigen::Vector3d* y, 
   return Converged(r, kStallTolerance);
 }
 
-/// The t in [lo, hi] with φ(o + t·d) = 0, given φ(o + lo·d) ≤ 0 ≤ φ(o + hi·d) (unit d, metres):
-/// Newton kept inside the bracket, bisecting when a step leaves it. To 1e-7 relative.
-double SurfaceOnRay(const ImplicitShape& shape, const Eigen::Vector3d& o, const Eigen::Vector3d& d, double lo,
-                    double hi) {
-  const double tolerance = 1e-7 * (hi - lo);  // a start: the Newton solve refines it
-  double t = 0.5 * (lo + hi);
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    Eigen::Vector3d grad;
-    const double f = shape.Evaluate(o + t * d, &grad, nullptr);
-    if (f == 0) return t;
-    (f < 0 ? lo : hi) = t;
-    const double slope = grad.dot(d);
-    double next = slope > 0 ? t - f / slope : 0.5 * (lo + hi);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    if (std::abs(next - t) <= tolerance) return next;
-    t = next;
-  }
-  return t;
-}
-
 /// The best solve so far.
 struct Candidate {
   Eigen::Vector3d foot = Eigen::Vector3d::Zero();  // metres, in S
@@ -225,7 +205,7 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
       return Finish(shape, best.foot, -best.distance);
     }
     const double hi = 1.01 * length + q_norm;  // |q + hi·d| > R_out: outside
-    auto try_ray = [&](const Eigen::Vector3d& d) { try_start(p_SQ + SurfaceOnRay(shape, p_SQ, d, 0, hi) * d); };
+    auto try_ray = [&](const Eigen::Vector3d& d) { try_start(p_SQ + shape.RaySurface(p_SQ, d, 0, hi, 1e-7 * hi) * d); };
     for (int axis = 0; axis < 3; ++axis) {
       try_ray(Eigen::Vector3d::Unit(axis));
       try_ray(-Eigen::Vector3d::Unit(axis));

@@ -96,14 +96,7 @@ Matrix3 HeightfieldHessian(const Heightfield& hf, const SignedDistanceResult& r)
 /// W = P·∇²φ·P/|∇φ| (P = I − NNᵀ), q = y + sd·N gives (I + sd·W)·∂y/∂q = P, so
 /// ∇²sd = ∂N/∂q = W·(I + sd·W)⁻¹ (for the sphere: P/(R + sd) = P/|q|). Singular on the medial axis.
 Matrix3 ImplicitHessian(const ImplicitShape& shape, const SignedDistanceResult& r) {
-  Vector3 g;
-  Matrix3 h;
-  shape.Evaluate(r.closest, &g, &h);
-  const double g_norm = g.norm();
-  if (!(g_norm > 0)) return Matrix3::Zero();
-  const Vector3 n = g / g_norm;
-  const Matrix3 p = Matrix3::Identity() - n * n.transpose();
-  const Matrix3 w = p * h * p / g_norm;
+  const Matrix3 w = shape.ShapeOperator(r.closest);
   const Matrix3 a = Matrix3::Identity() + r.distance * w;
   if (std::abs(a.determinant()) < 1e-9) return Matrix3::Zero();
   const Matrix3 hessian = w * a.inverse();
