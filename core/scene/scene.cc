@@ -539,11 +539,13 @@ std::unique_ptr<sensors::TrackedGeometry> Scene::BuildTrackedGeometry(const sens
     sensors::TrackedLink tl;
     tl.link = links[t];
     for (const auto& shapes : link.assets) {
+      // Areas once per shape (an implicit shape's is a numerical integral).
+      std::vector<double> shape_areas;
       double link_area = 0;
-      for (const ShapeInstance& si : shapes) link_area += geometry::SurfaceArea(si.shape);
+      for (const ShapeInstance& si : shapes) link_area += shape_areas.emplace_back(geometry::SurfaceArea(si.shape));
       std::vector<Eigen::Vector3d> candidates;
       for (size_t s = 0; s < shapes.size(); ++s) {
-        const double a = geometry::SurfaceArea(shapes[s].shape);
+        const double a = shape_areas[s];
         if (a <= 0 || link_area <= 0) continue;
         const int n = std::max(1, static_cast<int>(std::lround(8.0 * budget * a / link_area)));
         for (const Eigen::Vector3d& p : geometry::RandomSurfacePoints(shapes[s].shape, n, kSampleSeed + s)) {
