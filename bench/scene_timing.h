@@ -19,9 +19,12 @@ std::unique_ptr<scene::Scene> MustCreate(const scene::SceneSpec& spec, const geo
 
 /// For every thread count of the context: creates the scene, times Scene::Step on `poses` (xyzw,
 /// dt 0.01) over the repeats, and emits a record in ms with "envs", the fields `extra` adds (it
-/// sees the scene after the last step).
+/// sees the scene after the last step). With `moved_poses`, the steps alternate between `poses` and
+/// it (one untimed step on each first), so that state carried from the last step (the implicit
+/// probe solve's warm starts) is one step stale, as in a running simulation.
 void TimeSceneSteps(Context& ctx, const scene::SceneSpec& spec, const std::vector<double>& poses,
-                    const geometry::MeshStore& meshes, const std::function<void(Record&, const scene::Scene&)>& extra);
+                    const geometry::MeshStore& meshes, const std::function<void(Record&, const scene::Scene&)>& extra,
+                    const std::vector<double>* moved_poses = nullptr);
 
 /// Fraction of the scene's probes whose ground-truth vector output (`displacement`, else `force`)
 /// is non-zero after the last step: the share of taxels in contact (or in range).

@@ -133,6 +133,7 @@ absl::StatusOr<ImplicitShape> ImplicitShape::Superellipsoid(double n, const Eige
   shape.eps_ = SuperquadricEpsilon(shape.n_);
   shape.floor_ = kSuperellipsoidFloor;
   shape.sizes_ = semi_axes;
+  shape.inv_c2_ = semi_axes.cwiseProduct(semi_axes).cwiseInverse();
   // Inside: Σ s_i ≤ 1 − δ gives S = Σ s_iⁿ ≤ (Σ s_i)ⁿ ≤ 1 − δ, so φ ≤ 0 once δ ≥ the floor; a ball of
   // radius r has Σ u_i² ≤ r²/min(a)². Outside: Σ (u_i²)ⁿ ≤ 1 bounds |y|² = Σ a_i² u_i² by Hölder.
   shape.inner_radius_ = semi_axes.minCoeff() * std::sqrt(1 - 3 * shape.eps_ - 1e-15);
@@ -156,6 +157,7 @@ absl::StatusOr<ImplicitShape> ImplicitShape::SuperellipticCylinder(double n, dou
   shape.n_ = *exponent;
   shape.eps_ = SuperquadricEpsilon(shape.n_);
   shape.sizes_ = {half_length, radius, radius};
+  shape.inv_c2_ = shape.sizes_.cwiseProduct(shape.sizes_).cwiseInverse();
   // As for the superellipsoid, with the two terms (y1/h)² and ρ²/R².
   shape.inner_radius_ = std::min(radius, half_length) * std::sqrt(1 - 2 * shape.eps_ - 1e-15);
   const double squares[] = {half_length * half_length, radius * radius};
@@ -340,46 +342,45 @@ double ImplicitShape::Evaluate(const Eigen::Vector3d& y, Eigen::Vector3d* gradie
 // S is summed relative to max s_k so that large n cannot overflow.
 double ImplicitShape::EvaluateSuperquadric(const Eigen::Vector3d& y, Eigen::Vector3d* gradient,
                                            Eigen::Matrix3d* hessian) const {
+  // SE: three blocks s_k = u_k² + ε; SEC: two, s_0 = (y1/h)² + ε and s_1 = ρ²/R² + ε (axes y, z share
+  // block 1). σ = (Σ s_kⁿ + floor)^(1/2n), computed relative to s_max so that no power overflows.
   const bool cylinder = kind_ == ImplicitKind::kSuperellipticCylinder;
   const int blocks = cylinder ? 2 : 3;
-  const double c2[3] = {sizes_[0] * sizes_[0], sizes_[1] * sizes_[1], sizes_[2] * sizes_[2]};
+  const Eigen::Vector3d yy = y.cwiseProduct(y).cwiseProduct(inv_c2_);  // (y_i/c_i)²
   double s[3];
-  s[0] = y[0] * y[0] / c2[0] + eps_;
-  if (cylinder) {
-    s[1] = (y[1] * y[1] + y[2] * y[2]) / c2[1] + eps_;
-  } else {
-    s[1] = y[1] * y[1] / c2[1] + eps_;
-    s[2] = y[2] * y[2] / c2[2] + eps_;
-  }
-  double s_max = s[0];
-  for (int k = 1; k < blocks; ++k) s_max = std::max(s_max, s[k]);
-  double sum = floor_ / IntPow(s_max, n_);
-  for (int k = 0; k < blocks; ++k) sum += IntPow(s[k] / s_max, n_);
+  s[0] = yy[0] + eps_;
+  s[1] = cylinder ? yy[1] + yy[2] + eps_ : yy[1] + eps_;
+  s[2] = cylinder ? s[1] : yy[2] + eps_;
+  const double s_max = std::max(s[0], std::max(s[1], s[2]));
+  const double inv_s_max = 1 / s_max;
+  double sum = floor_ != 0 ? floor_ * IntPow(inv_s_max, n_) : 0.0;
+  for (int k = 0; k < blocks; ++k) sum += IntPow(s[k] * inv_s_max, n_);
   const double sigma = std::sqrt(s_max) * Root2n(sum, n_);
   if (gradient == nullptr && hessian == nullptr) return sigma - 1;
 
-  const double sigma2 = sigma * sigma;
-  // Block of each axis; r_k^(n−2) and r_k^(n−1) once per block.
-  const int block_of[3] = {0, 1, cylinder ? 1 : 2};
-  double pow_n2[3], pow_n1[3];
-  for (int k = 0; k < blocks; ++k) {
-    const double r = s[k] / sigma2;
-    pow_n2[k] = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
-    pow_n1[k] = n_ >= 2 ? pow_n2[k] * r : 1;
+  // ∂σ/∂y_i = r_k^(n−1)·y_i/(σ c_i²), r_k = s_k/σ², with k the block of axis i.
+  const double inv_sigma = 1 / sigma, inv_sigma2 = inv_sigma * inv_sigma;
+  double pow_n2[3], pow_n1[3];  // r_k^(n−2), r_k^(n−1) per axis
+  for (int i = 0; i < 3; ++i) {
+    const double r = s[i] * inv_sigma2;
+    pow_n2[i] = n_ >= 2 ? IntPow(r, n_ - 2) : 1 / r;
+    pow_n1[i] = n_ >= 2 ? pow_n2[i] * r : 1;
   }
   Eigen::Vector3d grad;
-  for (int i = 0; i < 3; ++i) grad[i] = pow_n1[block_of[i]] * y[i] / (sigma * c2[i]);
+  for (int i = 0; i < 3; ++i) grad[i] = pow_n1[i] * y[i] * inv_sigma * inv_c2_[i];
   if (gradient != nullptr) *gradient = grad;
   if (hessian != nullptr) {
-    Eigen::Matrix3d h = ((1.0 - 2.0 * n_) / sigma) * grad * grad.transpose();
+    // ∇²σ = ((1 − 2n)/σ)∇σ∇σᵀ + per block r_k^(n−2)/(σ³c_k²)·(s_k·I + 2(n − 1)·y yᵀ/c_k²).
+    Eigen::Matrix3d h = ((1.0 - 2.0 * n_) * inv_sigma) * grad * grad.transpose();
+    const double inv_sigma3 = inv_sigma2 * inv_sigma, two_n1 = 2.0 * (n_ - 1);
     for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) {
-        const int k = block_of[i];
-        if (block_of[j] != k) continue;
-        const double scale2 = c2[i];  // the block's c_k² (equal for both axes of the SEC's {y, z})
-        h(i, j) +=
-            pow_n2[k] / (sigma2 * sigma * scale2) * ((i == j ? s[k] : 0.0) + 2.0 * (n_ - 1) * y[i] * y[j] / scale2);
-      }
+      const double f = pow_n2[i] * inv_sigma3 * inv_c2_[i];
+      h(i, i) += f * (s[i] + two_n1 * yy[i]);
+    }
+    if (cylinder) {  // the y–z coupling inside the ρ block
+      const double f = pow_n2[1] * inv_sigma3 * inv_c2_[1] * two_n1 * y[1] * y[2] * inv_c2_[1];
+      h(1, 2) += f;
+      h(2, 1) += f;
     }
     *hessian = h;
   }

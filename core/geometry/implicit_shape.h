@@ -105,6 +105,10 @@ class ImplicitShape {
   /// tangential Hessian: sphere R; SE/SEC (−φ(0))·c_min²/((2n − 1)·R_out); polytope
   /// (−φ(0))·L²/(β·R_out). 0 for the truncated cone (its φ is not convex): no shortcut.
   double rolling_radius() const { return rolling_radius_; }
+  /// Whether φ itself is a convex function (not only its sublevel set): sphere, SE, SEC and the
+  /// polytope (norms and log-sum-exp of affine maps); not the truncated cone (ρ²/R(y1)²). Then
+  /// φ(q)/|∇φ(q)| is a lower bound on the distance of an outside point q.
+  bool convex_function() const { return kind_ != ImplicitKind::kTruncatedCone; }
 
   // Parameters (as validated; polytope rows normalised).
   int exponent() const { return n_; }
@@ -131,6 +135,7 @@ class ImplicitShape {
   int n_ = 1;
   double eps_ = 0, beta_ = 0, floor_ = 0;
   Eigen::Vector3d sizes_ = Eigen::Vector3d::Zero();
+  Eigen::Vector3d inv_c2_ = Eigen::Vector3d::Zero();  ///< SE/SEC: 1/c_i² per axis
   double bottom_radius_ = 0, top_radius_ = 0;
   std::vector<Eigen::Vector3d> normals_;
   std::vector<double> offsets_;

@@ -10,11 +10,18 @@
 //
 //   query point         starts                                      why the answer is global
 //   ------------------  ------------------------------------------  --------------------------------
-//   outside (φ(q) > 0)  the warm start if given, else q/γ(q);       convex problem: its only KKT
-//                       on failure, the 6 axis-ray starts below      point (μ > 0) is the minimum
-//   inside (φ(q) ≤ 0)   the warm start, q/γ(q), and the exits of     non-convex: the smallest of the
-//                       the rays from q along ±x, ±y, ±z (and,       local solutions; checked against
-//                       for a polytope, along its nearest face)       dense brute force in the tests
+//   outside (φ(q) > 0)  the gradient projection (near), the warm     convex problem: its only KKT
+//                       start if given, q/γ(q); on failure, the 6    point (μ > 0) is the minimum
+//                       axis-ray starts below
+//   inside (φ(q) ≤ 0)   the gradient projection, the warm start,     non-convex: the smallest of the
+//                       q/γ(q), and the exits of the rays from q     local solutions, unless one lies
+//                       along ±x, ±y, ±z (and, for a polytope,       within the rolling radius;
+//                       along its nearest face)                      checked against brute force
+//
+// The gradient projection q − φ(q)∇φ(q)/|∇φ(q)|² is tried when |φ(q)|/|∇φ(q)| < 0.1·R_out (near the
+// surface, where probes touch): it lies within O(sd²·curvature) of the foot point. Outside points
+// whose first-order distance φ(q)/|∇φ(q)| — a lower bound where φ is a convex function — exceeds
+// max_distance are culled without a solve.
 //
 // A start that stops converging (a minimum of the residual that is no root) is abandoned after a
 // few iterations when other starts remain (inside points only; outside, the problem is convex).

@@ -129,7 +129,8 @@ void Shape::ComputeBounds() {
   }
 }
 
-SignedDistanceResult Shape::SignedDistance(const Eigen::Vector3d& p, double max_distance) const {
+SignedDistanceResult Shape::SignedDistance(const Eigen::Vector3d& p, double max_distance,
+                                           const Eigen::Vector3d* warm_start) const {
   switch (kind_) {
     case ShapeKind::kSphere: return SphereSignedDistance(radius_, p);
     case ShapeKind::kBox: return BoxSignedDistance(half_extents_, p);
@@ -138,7 +139,7 @@ SignedDistanceResult Shape::SignedDistance(const Eigen::Vector3d& p, double max_
     case ShapeKind::kHalfSpace: return HalfSpaceSignedDistance(p);
     case ShapeKind::kHeightfield: return heightfield_->Query(p, max_distance);
     case ShapeKind::kMesh: return mesh_->Query(p, max_distance);
-    case ShapeKind::kImplicit: return ImplicitSignedDistance(*implicit_, p, max_distance);
+    case ShapeKind::kImplicit: return ImplicitSignedDistance(*implicit_, p, max_distance, warm_start);
   }
   return {};
 }

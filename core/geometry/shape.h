@@ -56,8 +56,12 @@ class Shape {
 
   /// Signed distance at p_SQ with the bounded semantics of SignedDistanceResult: exact whenever
   /// finite; +inf means outside and farther than max_distance. Thread-safe, no allocation.
+  /// `warm_start` (implicit shapes only, else ignored): a previous foot point in S to start the
+  /// projection from (see ImplicitSignedDistance); the answer does not depend on it beyond the
+  /// solve's tolerance.
   SignedDistanceResult SignedDistance(const Eigen::Vector3d& p_SQ,
-                                      double max_distance = std::numeric_limits<double>::infinity()) const;
+                                      double max_distance = std::numeric_limits<double>::infinity(),
+                                      const Eigen::Vector3d* warm_start = nullptr) const;
 
  private:
   Shape() = default;

@@ -78,7 +78,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
   }
   // Outputs, imperfection state and history; tracked sensors also sample the tracked surfaces
   // (8 candidates per kept point, kept points and their index).
-  double bytes = static_cast<double>(sensors::Sensor::EstimateBytes(spec, model_->num_envs()));
+  double bytes = static_cast<double>(sensors::Sensor::EstimateBytes(spec, model_->num_envs(), model_->has_implicit_shapes()));
   if (sensors::TraitsOf(spec.kind).tracks_links) {
     // (Validated by Sensor::Create below; a negative count must not make a negative size here.)
     bytes += 10.0 * std::max(0, spec.n_sample_points) * sizeof(Eigen::Vector3d) *
@@ -101,6 +101,7 @@ absl::StatusOr<SensorId> Scene::AddSensor(const sensors::SensorSpec& spec, absl:
     }
     sensor->set_tracked(BuildTrackedGeometry(*sensor, tracked));
   }
+  if (model_->has_implicit_shapes()) sensor->EnableWarmStarts();  // reserved with the sensor
   std::map<const geometry::Shape*, std::shared_ptr<const geometry::MeshSdfGrid>> grids;
   if (spec.sdf_backend == sensors::SdfBackend::kGrid) {
     // The probe spheres of the measured branch reach R + σ_R: the band must too.

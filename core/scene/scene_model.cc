@@ -213,7 +213,12 @@ absl::StatusOr<std::shared_ptr<const SceneModel>> SceneModel::Build(const SceneS
                                            absl::StrCat(efield, ".assets[", ai, "].link_shapes[", li, "]"), budget));
         lm.assets.push_back(std::move(asset_shapes));
       }
-      for (const auto& a : lm.assets) lm.asset_bounds_L.push_back(BoundsOf(a));
+      for (const auto& a : lm.assets) {
+        lm.asset_bounds_L.push_back(BoundsOf(a));
+        for (const ShapeInstance& s : a) {
+          if (s.shape.kind() == geometry::ShapeKind::kImplicit) model->has_implicit_shapes_ = true;
+        }
+      }
       const LinkIndex index(static_cast<int32_t>(model->links_.size()));
       if (lm.moving_index >= 0) model->moving_links_.push_back(index);
       model->by_qualified_name_[lm.name] = index;

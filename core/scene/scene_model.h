@@ -91,6 +91,9 @@ class SceneModel {
   int AssetIn(LinkIndex l, int env) const { return entities_[links_[l.value()].entity.value()].env_assets[env]; }
   /// Bytes held by shapes and tables (meshes are shared and counted by the MeshStore).
   size_t memory_bytes() const;
+  /// Whether any link (in any asset) has an implicit shape: the probe sensors then keep a warm
+  /// start per (env, probe) for the implicit probe solve.
+  bool has_implicit_shapes() const { return has_implicit_shapes_; }
 
  private:
   SceneModel() = default;
@@ -104,6 +107,7 @@ class SceneModel {
   std::unordered_map<std::string, LinkIndex> by_qualified_name_;
   std::unordered_map<std::string, std::vector<LinkIndex>> by_short_name_;
   std::vector<ShapeInstance> empty_;
+  bool has_implicit_shapes_ = false;
 };
 
 }  // namespace taxel::scene

@@ -17,15 +17,29 @@ inline void Store3(float* out, const Eigen::Vector3d& v) {
 
 }  // namespace
 
-ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates) {
+void KeepWarmStart(const ProbeContact& contact, absl::Span<const ProbeCandidate> candidates, ProbeWarmStart* warm) {
+  const ProbeCandidate* cand = contact.candidate >= 0 ? &candidates[contact.candidate] : nullptr;
+  if (cand == nullptr || cand->grid != nullptr || cand->shape->kind() != geometry::ShapeKind::kImplicit) {
+    warm->link = -1;
+    return;
+  }
+  warm->link = cand->link.value();
+  for (int a = 0; a < 3; ++a) warm->foot_S[a] = static_cast<float>(contact.result_S.closest[a]);
+}
+
+ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates,
+                            const ProbeWarmStart* warm) {
   ProbeContact best;
   const double r2 = reach * reach;
+  const Eigen::Vector3d warm_S =
+      warm != nullptr ? Eigen::Vector3d(warm->foot_S[0], warm->foot_S[1], warm->foot_S[2]) : Eigen::Vector3d::Zero();
   for (size_t c = 0; c < candidates.size(); ++c) {
     const ProbeCandidate& cand = candidates[c];
     // The probe sphere must reach the shape's bounds to touch the shape.
     if (cand.bounds_W.SquaredDistance(o_W) > r2) continue;
     const Eigen::Vector3d o_S = cand.X_SW * o_W;
-    const geometry::SignedDistanceResult sd = cand.SignedDistance(o_S, reach);
+    const bool warm_here = warm != nullptr && warm->link == cand.link.value();
+    const geometry::SignedDistanceResult sd = cand.SignedDistance(o_S, reach, warm_here ? &warm_S : nullptr);
     if (!sd.found() || !(sd.distance < reach)) continue;
     if (sd.distance < best.sd) {
       best.sd = sd.distance;
@@ -123,6 +137,7 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const size_t base = static_cast<size_t>(env) * layout.size();
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
   const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
+  ProbeWarmStart* warm_starts = sensor.warm_starts(env);
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
@@ -132,7 +147,9 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
     Eigen::Vector3d o_W = Eigen::Vector3d::Zero();
     if (radius > 0) {  // fillers (radius 0) read 0
       o_W = link.X_WL * layout.position(k);
-      contact = DeepestContact(o_W, std::max(radius, radius_m), candidates);
+      ProbeWarmStart* warm = warm_starts != nullptr ? &warm_starts[k] : nullptr;
+      contact = DeepestContact(o_W, std::max(radius, radius_m), candidates, warm);
+      if (warm != nullptr) KeepWarmStart(contact, candidates, warm);
     }
     const double depth = radius > 0 ? contact.DepthFor(radius) : 0.0;
     const double depth_m = radius > 0 ? contact.DepthFor(radius_m) : 0.0;

@@ -42,8 +42,9 @@ struct ProbeCandidate {
   /// that has one (queried instead of the shape); null otherwise.
   const geometry::MeshSdfGrid* grid = nullptr;
 
-  geometry::SignedDistanceResult SignedDistance(const Eigen::Vector3d& p_SQ, double max_distance) const {
-    return grid != nullptr ? grid->Query(p_SQ, max_distance) : shape->SignedDistance(p_SQ, max_distance);
+  geometry::SignedDistanceResult SignedDistance(const Eigen::Vector3d& p_SQ, double max_distance,
+                                                const Eigen::Vector3d* warm_start = nullptr) const {
+    return grid != nullptr ? grid->Query(p_SQ, max_distance) : shape->SignedDistance(p_SQ, max_distance, warm_start);
   }
 };
 
@@ -63,15 +64,23 @@ struct ProbeContact {
 };
 
 /// Finds the deepest contact of a sphere of radius `reach` at o_W over `candidates` (reach 0:
-/// indentation of the point itself).
-ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates);
+/// indentation of the point itself). `warm`, when non-null, is the probe's warm start
+/// (Sensor::warm_starts): the implicit candidate of link warm->link starts its projection from
+/// warm->foot_S; the start only saves iterations, the answer does not depend on it.
+ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span<const ProbeCandidate> candidates,
+                            const ProbeWarmStart* warm = nullptr);
+
+/// Keeps the foot point of `contact` as the probe's next warm start when its shape is implicit
+/// (else clears it: the other shapes answer without a start).
+void KeepWarmStart(const ProbeContact& contact, absl::Span<const ProbeCandidate> candidates, ProbeWarmStart* warm);
 
 /// Evaluates probes [begin, end) of `sensor` in env `env`: the ground-truth branch, and when the
 /// sensor has imperfections its raw measured values (noisy radius, gain) for the pipeline.
 /// `step` is the env's step counter (keys the radius noise); `raw_measured` is env e's array
 /// (Sensor::raw_measured; unused without a pipeline). Scratch from `ws`. When
 /// sensor.compute_gradients(), also the ground-truth gradient of each probe (probe_gradients.h):
-/// zero without contact.
+/// zero without contact. The sensor's warm starts (Sensor::warm_starts) of the range are read and
+/// updated.
 void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t step, const LinkKinematics& sensor_link,
                         absl::Span<const ProbeCandidate> candidates, float* raw_measured, Workspace& ws);
 

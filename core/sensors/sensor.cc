@@ -156,7 +156,7 @@ int ChannelWidth(Channel c) {
                                                                                                                  : 1;
 }
 
-size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs) {
+size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs, bool warm_starts) {
   size_t per_probe = 1;  // latch
   for (Channel c : ChannelsOf(spec.kind)) per_probe += ChannelBytes(c) * ChannelWidth(c);
   if (spec.imperfections.any()) {
@@ -166,6 +166,7 @@ size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs) {
     // In size_t: called before validation, with any history_length a request holds.
     per_probe += 4 * w * (6 + static_cast<size_t>(std::max(spec.imperfections.history_length, 2)));
   }
+  if (warm_starts && TraitsOf(spec.kind).evaluator == Evaluator::kProbeRange) per_probe += sizeof(ProbeWarmStart);
   return per_probe * spec.probe_local_pos.size() * static_cast<size_t>(std::max(num_envs, 0));
 }
 
@@ -345,6 +346,12 @@ void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
   }
 }
 
+void Sensor::EnableWarmStarts() {
+  if (warm_.empty() && TraitsOf(kind()).evaluator == Evaluator::kProbeRange) {
+    warm_.assign(static_cast<size_t>(num_envs_) * layout_.size(), ProbeWarmStart{});
+  }
+}
+
 void Sensor::ResetEnv(int env, uint32_t reset_count) {
   const size_t n = layout_.size();
   const size_t b = static_cast<size_t>(env) * n, e = b + n;
@@ -365,6 +372,7 @@ void Sensor::ResetEnv(int env, uint32_t reset_count) {
   }
   zero(latch_, 1, uint8_t{0});
   zero(latch_measured_, 1, uint8_t{0});
+  zero(warm_, 1, ProbeWarmStart{});
   if (pipeline_) {
     zero(raw_measured_, measured_width(), 0.f);
     pipeline_->ResetEnv(env, reset_count);
@@ -374,7 +382,7 @@ void Sensor::ResetEnv(int env, uint32_t reset_count) {
 
 size_t Sensor::memory_bytes() const {
   size_t total = sizeof(*this) + latch_.capacity() + latch_measured_.capacity() + ignored_.capacity() +
-                 raw_measured_.capacity() * 4;
+                 raw_measured_.capacity() * 4 + warm_.capacity() * sizeof(ProbeWarmStart);
   for (const SensorOutputs* o : {&truth_, &measured_}) {
     total += o->contact.capacity() +
              4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() + o->partner.capacity() +

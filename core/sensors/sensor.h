@@ -89,6 +89,13 @@ int GradientWidth(SensorKind kind);
 /// The reading name of a channel's gradient: "depth_gradient", "force_gradient".
 absl::string_view GradientName(Channel c);
 
+/// Where a probe's last implicit projection ended (Sensor::warm_starts): the partner link and the
+/// foot point in that shape's frame, float (a start needs no more). link −1: none.
+struct ProbeWarmStart {
+  int32_t link = -1;
+  float foot_S[3] = {0, 0, 0};
+};
+
 class Sensor {
  public:
   /// Probes per evaluation task of the non-elastomer kinds (see probes_per_task()).
@@ -106,8 +113,8 @@ class Sensor {
   ~Sensor();
 
   /// Bytes the buffers of a sensor with this spec would take for `num_envs` envs (for limits,
-  /// checked before anything is allocated).
-  static size_t EstimateBytes(const SensorSpec& spec, int num_envs);
+  /// checked before anything is allocated), with its warm starts when `warm_starts`.
+  static size_t EstimateBytes(const SensorSpec& spec, int num_envs, bool warm_starts = false);
 
   SensorId id() const { return id_; }
   const SensorSpec& spec() const { return spec_; }
@@ -161,6 +168,15 @@ class Sensor {
   void set_compute_gradients(bool on) { compute_gradients_ = on && GradientWidth(kind()) > 0; }
   bool compute_gradients() const { return compute_gradients_; }
 
+  // ---- Warm starts of the implicit probe solve (per env, probe) ----
+  /// Allocates one ProbeWarmStart per (env, probe) for the kinds evaluated per probe range (the
+  /// scene does, when it has implicit shapes; counted by EstimateBytes(..., true)); idempotent.
+  void EnableWarmStarts();
+  /// The n warm starts of env e, or nullptr when not enabled.
+  ProbeWarmStart* warm_starts(int env) {
+    return warm_.empty() ? nullptr : &warm_[static_cast<size_t>(env) * layout_.size()];
+  }
+
   // ---- Elastomer / proximity state (set by the scene) ----
   void set_tracked(std::unique_ptr<TrackedGeometry> tracked);
   TrackedGeometry* tracked() { return tracked_.get(); }
@@ -183,6 +199,7 @@ class Sensor {
   std::vector<Channel> channels_;
   SensorOutputs truth_, measured_;
   std::vector<uint8_t> latch_, latch_measured_;
+  std::vector<ProbeWarmStart> warm_;
   std::unique_ptr<MeasuredPipeline> pipeline_;
   std::vector<float> raw_measured_;
   std::unique_ptr<TrackedGeometry> tracked_;

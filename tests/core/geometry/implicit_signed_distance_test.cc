@@ -261,6 +261,42 @@ TEST(ImplicitSignedDistanceTest, BoundedQueryStopsEarlyFarAway) {
   EXPECT_NEAR(ImplicitSignedDistance(sphere, Eigen::Vector3d(0.002, 0, 0), 0).distance, -0.008, 1e-15);
 }
 
+TEST(ImplicitSignedDistanceTest, FirstOrderDistanceBoundsConvexFunctionsFromBelow) {
+  // Where φ is a convex function, its tangent plane at q lies below it: every outside point has
+  // φ(q)/|∇φ(q)| ≤ its distance (the solver's, checked against brute force above). The query culls
+  // on that bound, so asking with max_distance = the true distance (+1e-12) must still find every
+  // point; a point beyond max_distance but inside the outer ball is refused without a start.
+  for (const NamedShape& named : EveryKind()) {
+    SCOPED_TRACE(named.name);
+    if (!named.shape.convex_function()) continue;  // the cone: culled by the outer ball only
+    int culled = 0, outside = 0;
+    for (const Eigen::Vector3d& q : PointsAround(named.shape, 4000, 11, 0.5)) {
+      Eigen::Vector3d g;
+      const double phi = named.shape.Evaluate(q, &g, nullptr);
+      if (phi <= 0) continue;
+      ++outside;
+      const double d = ImplicitSignedDistance(named.shape, q).distance;
+      ASSERT_LE(phi / g.norm(), d * (1 + 1e-12)) << q.transpose();
+      ASSERT_NEAR(ImplicitSignedDistance(named.shape, q, d + 1e-12).distance, d, 1e-15) << q.transpose();
+      // Below the distance: either culled (not found, no start) or the exact distance.
+      ImplicitProbeStats stats;
+      const double cut = 0.5 * d;
+      const SignedDistanceResult r = ImplicitSignedDistance(named.shape, q, cut, nullptr, &stats);
+      if (r.found()) {
+        EXPECT_NEAR(r.distance, d, 1e-15);
+      } else if (q.norm() - named.shape.outer_radius() <= cut) {
+        EXPECT_EQ(stats.starts, 0);
+        ++culled;
+      }
+    }
+    // The tangent-plane cull does work on points the outer ball alone lets through (not for the
+    // sphere, whose outer ball is the shape itself).
+    if (named.shape.kind() != ImplicitKind::kSphere) {
+      EXPECT_GT(culled, 0) << outside;
+    }
+  }
+}
+
 TEST(ImplicitSignedDistanceTest, CentreOfAnEllipsoidGoesToTheNearestSide) {
   // At the origin (on the medial axis) the nearest surface points are (0, 0, ±c).
   const ImplicitShape ellipsoid = *ImplicitShape::Superellipsoid(1, {0.03, 0.02, 0.01});
