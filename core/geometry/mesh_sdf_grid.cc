@@ -352,16 +352,21 @@ SignedDistanceResult MeshSdfGrid::Query(const Eigen::Vector3d& p, double max_dis
     return {};
   }
   const int ix = static_cast<int>(t.x()), iy = static_cast<int>(t.y()), iz = static_cast<int>(t.z());
+  // The cell (ix, iy, iz) is cell (ix & 7, iy & 7, iz & 7) of brick (ix >> 3, iy >> 3, iz >> 3).
+  static_assert(kBrickCells == 8, "the shifts and masks below assume bricks of 8 cells");
   const int32_t block = top_[(static_cast<size_t>(iz >> 3) * bricks_.y() + (iy >> 3)) * bricks_.x() + (ix >> 3)];
   if (block < 0) return block == kOutsideBrick ? SignedDistanceResult{} : mesh_->Query(p, max_distance);
-  const float* v = &values_[static_cast<size_t>(block) * kBrickValues +
-                            ((iz & 7) * kBrickNodes + (iy & 7)) * kBrickNodes + (ix & 7)];
   constexpr int kY = kBrickNodes, kZ = kBrickNodes * kBrickNodes;
+  const float* v = &values_[static_cast<size_t>(block) * kBrickValues + ((iz & 7) * kZ + (iy & 7) * kY + (ix & 7))];
   const float c[8] = {v[0], v[1], v[kY], v[kY + 1], v[kZ], v[kZ + 1], v[kZ + kY], v[kZ + kY + 1]};
-  float lo = c[0], hi = c[0];
-  for (int k = 1; k < 8; ++k) lo = std::min(lo, c[k]), hi = std::max(hi, c[k]);
-  if (hi == kFloatInf) return {};                              // sd > band
-  if (lo == -kFloatInf) return mesh_->Query(p, max_distance);  // sd < −band: exact depth
+  // One test for the eight corners: the sum of finite corners (each within band + a cell
+  // diagonal) is finite, and a ±inf corner makes it ±inf (NaN for both signs, which the
+  // 1-Lipschitz distance rules out within one cell; it reads as outside, like a +inf corner).
+  const float sum = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
+  if (!std::isfinite(sum)) {
+    if (sum == -kFloatInf) return mesh_->Query(p, max_distance);  // sd < −band: exact depth
+    return {};                                                     // sd > band
+  }
   Eigen::Vector3d grad;
   SignedDistanceResult r;
   r.distance = Trilinear(c, Eigen::Vector3d(t.x() - ix, t.y() - iy, t.z() - iz), &grad);

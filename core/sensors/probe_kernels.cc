@@ -143,14 +143,12 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
     const double radius = layout.radius(k);
     const double radius_m = measured_radius != nullptr ? measured_radius[k - begin] : radius;
     const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
-    ProbeContact contact;
-    Eigen::Vector3d o_W = Eigen::Vector3d::Zero();
-    if (radius > 0) {  // fillers (radius 0) read 0
-      o_W = link.X_WL * layout.position(k);
-      ProbeWarmStart* warm = warm_starts != nullptr ? &warm_starts[k] : nullptr;
-      contact = DeepestContact(o_W, std::max(radius, radius_m), candidates, warm);
-      if (warm != nullptr) KeepWarmStart(contact, candidates, warm);
-    }
+    // Fillers (radius 0) read 0. (Initialised in place, not assigned: the contact is large.)
+    const Eigen::Vector3d o_W = radius > 0 ? link.X_WL * layout.position(k) : Eigen::Vector3d::Zero();
+    ProbeWarmStart* warm = warm_starts != nullptr && radius > 0 ? &warm_starts[k] : nullptr;
+    const ProbeContact contact =
+        radius > 0 ? DeepestContact(o_W, std::max(radius, radius_m), candidates, warm) : ProbeContact{};
+    if (warm != nullptr) KeepWarmStart(contact, candidates, warm);
     const double depth = radius > 0 ? contact.DepthFor(radius) : 0.0;
     const double depth_m = radius > 0 ? contact.DepthFor(radius_m) : 0.0;
     switch (sensor.kind()) {

@@ -251,6 +251,51 @@ TEST(MeshSdfGridTest, BeyondTheBandOutsideIsFarAndInsideIsExact) {
   EXPECT_FALSE(grid->Query(Vec(0, 0, -1e300)).found());
 }
 
+// Just beyond the band, a cell may mix finite corners with ±inf ones (corners lie within √3·h of
+// any point of their cell, and a node is ±inf beyond band + √3·h):
+//
+//   sd:  −band−2√3h    −band          0          band     band+2√3h
+//          |  inside shell  |   band    |   band    |  outside shell  |
+//
+// In the outside shell a point reads "far" or an interpolated distance; in the inside shell the
+// exact distance or an interpolated one; never a non-finite distance from an infinite corner. An
+// interpolated value is a convex combination of corner values, each within √3·h of the point's
+// mesh distance (1-Lipschitz), so it is within √3·h (plus the tessellation) of the closed form.
+TEST(MeshSdfGridTest, CellsWithAnInfiniteCornerReadFarOutsideAndExactInside) {
+  const auto sdf = MakeSdf(Torus(kRing, kTube, 100, 40));
+  const auto grid = BuildGrid(sdf, 1e-4);
+  ASSERT_NE(grid, nullptr);
+  const double h = grid->cell_size(), shell = 2 * kSqrt3 * h;
+  const double interpolation_bound = kSqrt3 * h + kTorusTessellation + 1e-6;  // + float rounding
+  int far = 0, interpolated_outside = 0, exact_inside = 0, interpolated_inside = 0;
+  for (const Vec& p : UniformPoints(100000, Vec(-0.075, -0.075, -0.025), Vec(0.075, 0.075, 0.025), 43)) {
+    const double closed_form = TorusSd(p);
+    const SignedDistanceResult r = grid->Query(p);
+    if (closed_form > kBand + kTorusTessellation && closed_form < kBand + shell) {
+      if (!r.found()) {
+        ++far;
+        continue;
+      }
+      ASSERT_TRUE(std::isfinite(r.distance)) << p.transpose();
+      EXPECT_NEAR(r.distance, closed_form, interpolation_bound) << p.transpose();
+      ++interpolated_outside;
+    } else if (closed_form < -kBand - kTorusTessellation && closed_form > -kBand - shell) {
+      ASSERT_TRUE(std::isfinite(r.distance)) << p.transpose();
+      if (r.distance == sdf->Query(p).distance) {
+        ++exact_inside;
+      } else {
+        EXPECT_NEAR(r.distance, closed_form, interpolation_bound) << p.transpose();
+        ++interpolated_inside;
+      }
+    }
+  }
+  // Both kinds of answer occur in each shell: the cells there do mix finite and infinite corners.
+  EXPECT_GT(far, 100);
+  EXPECT_GT(interpolated_outside, 100);
+  EXPECT_GT(exact_inside, 100);
+  EXPECT_GT(interpolated_inside, 100);
+}
+
 TEST(MeshSdfGridTest, SameGridOnAnyNumberOfThreads) {
   const auto sdf = MakeSdf(GeodesicSphere(kSphereRadius, 16));
   InlineExecutor inline_executor;
