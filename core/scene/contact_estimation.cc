@@ -48,6 +48,29 @@ absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selector
   return out;
 }
 
+struct Column {
+  std::string name;
+  std::vector<LinkIndex> links;
+};
+
+// Partner columns in canonical order: terrain, robot links, objects, projectiles, statics.
+std::vector<Column> PartnerColumns(const SceneModel& m, const std::vector<LinkIndex>& robot_links,
+                                   const std::vector<std::string>& robot_names) {
+  std::vector<Column> columns;
+  Column terrain{"terrain", {}};
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (m.links()[l].kind == EntityKind::kTerrain) terrain.links.push_back(LinkIndex(l));
+  }
+  if (!terrain.links.empty()) columns.push_back(terrain);
+  for (size_t i = 0; i < robot_links.size(); ++i) columns.push_back({"robot/" + robot_names[i], {robot_links[i]}});
+  for (EntityKind kind : {EntityKind::kObject, EntityKind::kProjectile, EntityKind::kStatic}) {
+    for (const EntityModel& e : m.entities()) {
+      if (e.kind == kind) columns.push_back({absl::StrCat(EntityKindName(kind), "/", e.name), e.links});
+    }
+  }
+  return columns;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(const contact::ContactMatrixSpec& spec,
@@ -86,23 +109,7 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   TAXEL_ASSIGN_OR_RETURN(std::vector<int> rows,
                          Select(spec.bodies, robot_aliases, true, absl::StrCat(field, ".bodies")));
 
-  // Partner columns in canonical order.
-  struct Column {
-    std::string name;
-    std::vector<LinkIndex> links;
-  };
-  std::vector<Column> columns;
-  Column terrain{"terrain", {}};
-  for (int l = 0; l < m.num_links(); ++l) {
-    if (m.links()[l].kind == EntityKind::kTerrain) terrain.links.push_back(LinkIndex(l));
-  }
-  if (!terrain.links.empty()) columns.push_back(terrain);
-  for (size_t i = 0; i < robot_links.size(); ++i) columns.push_back({"robot/" + robot_names[i], {robot_links[i]}});
-  for (EntityKind kind : {EntityKind::kObject, EntityKind::kProjectile, EntityKind::kStatic}) {
-    for (const EntityModel& e : m.entities()) {
-      if (e.kind == kind) columns.push_back({absl::StrCat(EntityKindName(kind), "/", e.name), e.links});
-    }
-  }
+  const std::vector<Column> columns = PartnerColumns(m, robot_links, robot_names);
   std::vector<std::vector<std::string>> column_aliases;
   for (const Column& c : columns) column_aliases.push_back({c.name});
   TAXEL_ASSIGN_OR_RETURN(std::vector<int> cols,

@@ -289,25 +289,6 @@ TEST(SceneSpecCodecTest, DecodesHandWrittenWireWithDefaults) {
   EXPECT_EQ(k.spring_damper.twist_damping, 1);
 }
 
-// ContactMatrixSpec.sdf_backend: EXACT when absent, GRID when set, and encoded back as it was.
-TEST(SceneSpecCodecTest, ContactMatrixSdfBackend) {
-  v1::SceneSpec wire = ValidWire();
-  wire.mutable_contact_matrix()->add_bodies("all");
-  auto spec = DecodeSceneSpec(wire);
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->contact_matrix.sdf_backend, geometry::SdfBackend::kExact);
-  wire.mutable_contact_matrix()->set_sdf_backend(v1::GRID);
-  spec = DecodeSceneSpec(wire);
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->contact_matrix.sdf_backend, geometry::SdfBackend::kGrid);
-  v1::SceneSpec back;
-  EncodeSceneSpec(*spec, &back);
-  EXPECT_EQ(back.contact_matrix().sdf_backend(), v1::GRID);
-  spec->contact_matrix.sdf_backend = geometry::SdfBackend::kExact;
-  EncodeSceneSpec(*spec, &back);
-  EXPECT_EQ(back.contact_matrix().sdf_backend(), v1::EXACT);
-}
-
 TEST(SensorSpecCodecTest, RadiusShapesAccepted) {
   // For 3 flat probes: a scalar [], [1], or [3].
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{}, {1}, {3}}) {
@@ -447,6 +428,25 @@ TEST(SceneSpecCodecTest, EveryDecodeErrorNamesItsField) {
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(spec.status().message(), HasSubstr(c.message));
   }
+}
+
+// ContactMatrixSpec.sdf_backend: EXACT when absent, GRID when set, and encoded back as it was.
+TEST(SceneSpecCodecTest, ContactMatrixSdfBackend) {
+  v1::SceneSpec wire = ValidWire();
+  wire.mutable_contact_matrix()->add_bodies("all");
+  auto spec = DecodeSceneSpec(wire);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->contact_matrix.sdf_backend, geometry::SdfBackend::kExact);
+  wire.mutable_contact_matrix()->set_sdf_backend(v1::GRID);
+  spec = DecodeSceneSpec(wire);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->contact_matrix.sdf_backend, geometry::SdfBackend::kGrid);
+  v1::SceneSpec back;
+  EncodeSceneSpec(*spec, &back);
+  EXPECT_EQ(back.contact_matrix().sdf_backend(), v1::GRID);
+  spec->contact_matrix.sdf_backend = geometry::SdfBackend::kExact;
+  EncodeSceneSpec(*spec, &back);
+  EXPECT_EQ(back.contact_matrix().sdf_backend(), v1::EXACT);
 }
 
 TEST(SensorSpecCodecTest, ErrorsUseTheGivenFieldPrefix) {

@@ -19,7 +19,6 @@
 
 #include "Eigen/Geometry"
 #include "core/common/field_error.h"
-#include "core/geometry/mesh_generators.h"
 #include "core/scene/contact_estimation.h"
 #include "core/scene/scene.h"
 #include "gmock/gmock.h"
@@ -47,18 +46,11 @@ constexpr int kEnvs = sizeof(kDepths) / sizeof(kDepths[0]);
 class ContactMatrixGridTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto sphere = geometry::GeodesicSphere(kBallR, 32);
-    auto added = meshes_.Add(sphere.vertices, sphere.triangles);
-    ASSERT_TRUE(added.ok());
-    mesh_id_ = added->id;
+    mesh_id_ = AddMeshBall(meshes_, kBallR);
+    ASSERT_FALSE(mesh_id_.empty());
   }
   SceneSpec Spec(SdfBackend backend, const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const {
-    SceneSpec spec;
-    spec.num_envs = kEnvs;
-    spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.04, 0.04, kPadHalfZ})})}));
-    ShapeSpec ball = MeshShape(mesh_id_);
-    ball.mesh_scale = scale;
-    spec.entities.push_back(Entity("ball", EntityKind::kObject, {Link("body", {ball})}));
+    SceneSpec spec = PadAndMeshBallSpec(kEnvs, mesh_id_, kPadHalfZ, scale);
     spec.contact_matrix.bodies = {"pad"};
     spec.contact_matrix.partners = {"object/*"};
     spec.contact_matrix.law = Law();
