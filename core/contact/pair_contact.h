@@ -55,8 +55,10 @@
 // (PlacedShape::grid), the grid answers instead (mesh_sdf_grid.h): within its band each sample's
 // depth is off by at most ε, the grid's measured max_error, so a sampled force changes by at most
 //   |ΔF| ≤ ε · max P'(δ) · (area of the samples within ε of the other shape)
-// plus what the interpolated normals turn (of the order of h/R_curvature, h the cell size); samples
-// deeper than the band get the exact depth, and a grid's "farther than the band" is no contact.
+// plus what the interpolated normals turn (on a faceted mesh up to about the angle between
+// neighbouring faces; summed over samples this mostly cancels: 0.05–0.2 % of the force for a 5 cm,
+// 20k-triangle ball, contact_matrix_grid_test); samples deeper than the band get the exact depth,
+// and a grid's "farther than the band" is no contact.
 // Closed forms, implicit pairs and the mesh side of mesh – half-space / heightfield rows (the mesh
 // is sampled, the terrain queried) do not read mesh distances, so GRID changes nothing there.
 //
