@@ -1,9 +1,15 @@
 // contact_matrix/humanoid4096_estimated and contact_matrix/humanoid4096_reported: 4096 envs ×
 // the 33-body humanoid of bench/humanoid_scenario.h × (terrain + 33 robot links), feet and hands
 // on the ground. Unit ms per step, with the matrix size in "bytes" and the non-zero cells.
+//
+// contact_matrix/grasp1024_mesh20k_exact and contact_matrix/grasp1024_mesh20k_grid: the grasp
+// batch of bench/grasp_scenario.h without its sensors, 1024 envs × (2 pads) × (the 20k-triangle
+// mesh ball), sampled at 2 mm; the pads' samples are tested against the ball's mesh (EXACT) or
+// its narrow-band grid (GRID, built before timing). Unit ms per step.
 #include <cmath>
 
 #include "bench/bench_registry.h"
+#include "bench/grasp_scenario.h"
 #include "bench/humanoid_scenario.h"
 #include "bench/scene_timing.h"
 #include "core/common/check.h"
@@ -68,6 +74,32 @@ void Run(Context& ctx, contact::ContactSource source) {
   }
 }
 
+void RunGrasp(Context& ctx, geometry::SdfBackend backend) {
+  constexpr int kGraspEnvs = 1024;
+  geometry::MeshStore meshes;
+  GraspScenario g = MakeGraspScenario(GraspObject::kMesh20k, kGraspEnvs, meshes);
+  g.spec.sensors.clear();
+  g.spec.contact_matrix.bodies = {"all"};
+  g.spec.contact_matrix.partners = {"object/*"};
+  g.spec.contact_matrix.sample_spacing = 0.002;
+  g.spec.contact_matrix.sdf_backend = backend;
+  for (int threads : ctx.thread_counts()) {
+    auto scene = MustCreate(g.spec, meshes);
+    server::ThreadPool pool(threads);
+    const scene::StepInput in = XyzwStepInput(g.poses);
+    Record r = ctx.NewRecord(threads, "ms");
+    r.samples = TimeRepeats(ctx.repeats(), [&] { TAXEL_CHECK(scene->Step(in, pool).ok()); });
+    ScaleSamples(&r, 1e3);
+    r.AddInt("envs", kGraspEnvs);
+    r.AddInt("nonzero_cells", NonZeroCells(*scene));
+    ctx.Emit(r);
+  }
+}
+
+TAXEL_BENCH_CASE("contact_matrix/grasp1024_mesh20k_exact",
+                 [](Context& ctx) { RunGrasp(ctx, geometry::SdfBackend::kExact); });
+TAXEL_BENCH_CASE("contact_matrix/grasp1024_mesh20k_grid",
+                 [](Context& ctx) { RunGrasp(ctx, geometry::SdfBackend::kGrid); });
 TAXEL_BENCH_CASE("contact_matrix/humanoid4096_estimated",
                  [](Context& ctx) { Run(ctx, contact::ContactSource::kEstimated); });
 TAXEL_BENCH_CASE("contact_matrix/humanoid4096_reported",

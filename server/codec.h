@@ -69,9 +69,10 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& spec,
 /// The inverse (mesh ids are passed through): used by the tests and fuzzers that build core specs
 /// and send them as requests, and to check that a decoded spec survives a round trip.
 void EncodeSceneSpec(const scene::SceneSpec& spec, v1::SceneSpec* out);
-/// The wire values of the core's entity and sensor kinds.
+/// The wire values of the core's entity and sensor kinds and SDF backends.
 v1::EntityKind EncodeEntityKind(scene::EntityKind kind);
 v1::SensorKind EncodeSensorKind(sensors::SensorKind kind);
+v1::SdfBackend EncodeSdfBackend(geometry::SdfBackend backend);
 void EncodeSensorSpec(const sensors::SensorSpec& spec, v1::SensorSpec* out);
 
 // ------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out) {
     info->set_source(cm->spec().source == contact::ContactSource::kReported ? v1::REPORTED : v1::ESTIMATED);
     info->set_friction(cm->matrix().has_friction());
     info->set_bytes(static_cast<int64_t>(cm->matrix().matrix_bytes()));
+    info->set_sdf_backend(EncodeSdfBackend(cm->spec().sdf_backend));
   }
 }
 

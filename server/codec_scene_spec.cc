@@ -38,6 +38,15 @@ absl::StatusOr<SensorKind> DecodeSensorKind(v1::SensorKind kind, absl::string_vi
   }
 }
 
+absl::StatusOr<geometry::SdfBackend> DecodeSdfBackend(v1::SdfBackend backend, absl::string_view field) {
+  switch (backend) {
+    case v1::EXACT: return geometry::SdfBackend::kExact;
+    case v1::GRID: return geometry::SdfBackend::kGrid;
+    default:
+      return InvalidFieldError(field, absl::StrCat("expected EXACT (0) or GRID (1), got ", static_cast<int>(backend)));
+  }
+}
+
 absl::StatusOr<std::vector<double>> Doubles(const v1::Tensor& t, absl::string_view field) {
   TAXEL_ASSIGN_OR_RETURN(TensorView view, ViewTensor(t, field));
   std::vector<double> storage;
@@ -314,6 +323,10 @@ v1::EntityKind EncodeEntityKind(scene::EntityKind kind) {
   return v1::ENTITY_KIND_UNSPECIFIED;
 }
 
+v1::SdfBackend EncodeSdfBackend(geometry::SdfBackend backend) {
+  return backend == geometry::SdfBackend::kGrid ? v1::GRID : v1::EXACT;
+}
+
 v1::SensorKind EncodeSensorKind(sensors::SensorKind kind) {
   switch (kind) {
     case SensorKind::kContactProbe: return v1::CONTACT_PROBE;
@@ -370,13 +383,7 @@ absl::StatusOr<sensors::SensorSpec> DecodeSensorSpec(const v1::SensorSpec& s, ab
     }
   }
   out.filter_links.assign(s.filter_links().begin(), s.filter_links().end());
-  switch (s.sdf_backend()) {
-    case v1::EXACT: out.sdf_backend = sensors::SdfBackend::kExact; break;
-    case v1::GRID: out.sdf_backend = sensors::SdfBackend::kGrid; break;
-    default:
-      return InvalidFieldError(field + ".sdf_backend",
-                               absl::StrCat("expected EXACT (0) or GRID (1), got ", static_cast<int>(s.sdf_backend())));
-  }
+  TAXEL_ASSIGN_OR_RETURN(out.sdf_backend, DecodeSdfBackend(s.sdf_backend(), field + ".sdf_backend"));
   const auto& cp = s.contact_probe();
   if (cp.has_contact_threshold()) out.contact_threshold = cp.contact_threshold();
   if (cp.has_release_threshold()) out.release_threshold = cp.release_threshold();
@@ -469,6 +476,8 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
   out.contact_matrix.friction = cm.friction();
   DecodeNonlinearLaw(cm.law(), &out.contact_matrix.law);
   if (cm.sample_spacing() != 0) out.contact_matrix.sample_spacing = cm.sample_spacing();
+  TAXEL_ASSIGN_OR_RETURN(out.contact_matrix.sdf_backend,
+                         DecodeSdfBackend(cm.sdf_backend(), "contact_matrix.sdf_backend"));
   return out;
 }
 
@@ -499,7 +508,7 @@ void EncodeSensorSpec(const sensors::SensorSpec& s, v1::SensorSpec* out) {
     }
   }
   for (const auto& f : s.filter_links) out->add_filter_links(f);
-  out->set_sdf_backend(s.sdf_backend == sensors::SdfBackend::kGrid ? v1::GRID : v1::EXACT);
+  out->set_sdf_backend(EncodeSdfBackend(s.sdf_backend));
   out->mutable_contact_probe()->set_contact_threshold(s.contact_threshold);
   if (s.release_threshold) out->mutable_contact_probe()->set_release_threshold(*s.release_threshold);
   auto* k = out->mutable_kinematic_taxel();
@@ -565,6 +574,7 @@ void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
     cm->set_friction(s.contact_matrix.friction);
     EncodeNonlinearLaw(s.contact_matrix.law, cm->mutable_law());
     cm->set_sample_spacing(s.contact_matrix.sample_spacing);
+    cm->set_sdf_backend(EncodeSdfBackend(s.contact_matrix.sdf_backend));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
 #include "core/contact/nonlinear_law.h"
+#include "core/geometry/sdf_backend.h"
 
 namespace taxel::contact {
 
@@ -50,6 +51,10 @@ struct ContactMatrixSpec {
   /// sole 1 mm deep carries 632 N), k_c 1e5 Pa·s/m; the friction defaults of the law.
   NonlinearLawParams law = DefaultPressureLaw();
   double sample_spacing = 0.005;  ///< m, surface sampling for pairs without a closed form
+  /// ESTIMATED: where the sampled pairs read a mesh's signed distance (pair_contact.h). kGrid: from
+  /// its narrow-band grid, so a sample's depth is off by at most the grid's measured max_error
+  /// while it lies within the band, exact deeper, and no contact beyond. Refused with REPORTED.
+  geometry::SdfBackend sdf_backend = geometry::SdfBackend::kExact;
 
   bool enabled() const { return !bodies.empty(); }
 };

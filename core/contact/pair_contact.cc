@@ -228,7 +228,7 @@ void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const Pl
   s.ForEachNear(near_A, [&](uint32_t i) {
     const Eigen::Vector3d x = a.X_WS * s.points[i];
     if (!bounds_B.Contains(x)) return;
-    const geometry::SignedDistanceResult sd = b.shape->SignedDistance(X_BW * x, 0.0);
+    const geometry::SignedDistanceResult sd = b.SignedDistance(X_BW * x, 0.0);
     if (!(sd.distance < 0)) return;
     const Eigen::Vector3d n = b.X_WS.R * sd.normal;  // pushes A's point out of B
     const ContactScratch c = EvaluateNonlinearLaw(law, -sd.distance, n, a.PointVelocity(x) - b.PointVelocity(x));

@@ -48,16 +48,44 @@ absl::StatusOr<std::vector<int>> Select(const std::vector<std::string>& selector
   return out;
 }
 
+struct Column {
+  std::string name;
+  std::vector<LinkIndex> links;
+};
+
+// Partner columns in canonical order: terrain, robot links, objects, projectiles, statics.
+std::vector<Column> PartnerColumns(const SceneModel& m, const std::vector<LinkIndex>& robot_links,
+                                   const std::vector<std::string>& robot_names) {
+  std::vector<Column> columns;
+  Column terrain{"terrain", {}};
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (m.links()[l].kind == EntityKind::kTerrain) terrain.links.push_back(LinkIndex(l));
+  }
+  if (!terrain.links.empty()) columns.push_back(terrain);
+  for (size_t i = 0; i < robot_links.size(); ++i) columns.push_back({"robot/" + robot_names[i], {robot_links[i]}});
+  for (EntityKind kind : {EntityKind::kObject, EntityKind::kProjectile, EntityKind::kStatic}) {
+    for (const EntityModel& e : m.entities()) {
+      if (e.kind == kind) columns.push_back({absl::StrCat(EntityKindName(kind), "/", e.name), e.links});
+    }
+  }
+  return columns;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(const contact::ContactMatrixSpec& spec,
                                                                              const SceneModel& m,
                                                                              absl::string_view field,
-                                                                             MemoryBudget& budget) {
+                                                                             MemoryBudget& budget,
+                                                                             const geometry::MeshLookup* meshes) {
   TAXEL_RETURN_IF_ERROR(contact::ValidateNonlinearLaw(spec.law, absl::StrCat(field, ".law")));
   if (!(spec.sample_spacing > 0) || !std::isfinite(spec.sample_spacing)) {
     return InvalidFieldError(absl::StrCat(field, ".sample_spacing"),
                              absl::StrCat("expected a finite value > 0, got ", spec.sample_spacing));
+  }
+  if (spec.sdf_backend == geometry::SdfBackend::kGrid && spec.source == contact::ContactSource::kReported) {
+    return InvalidFieldError(absl::StrCat(field, ".sdf_backend"),
+                             "GRID applies to ESTIMATED contacts; REPORTED contacts come from the simulator");
   }
   // Robot links: a short name when unique among robot links, else "entity/link".
   std::vector<LinkIndex> robot_links;
@@ -81,23 +109,7 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   TAXEL_ASSIGN_OR_RETURN(std::vector<int> rows,
                          Select(spec.bodies, robot_aliases, true, absl::StrCat(field, ".bodies")));
 
-  // Partner columns in canonical order.
-  struct Column {
-    std::string name;
-    std::vector<LinkIndex> links;
-  };
-  std::vector<Column> columns;
-  Column terrain{"terrain", {}};
-  for (int l = 0; l < m.num_links(); ++l) {
-    if (m.links()[l].kind == EntityKind::kTerrain) terrain.links.push_back(LinkIndex(l));
-  }
-  if (!terrain.links.empty()) columns.push_back(terrain);
-  for (size_t i = 0; i < robot_links.size(); ++i) columns.push_back({"robot/" + robot_names[i], {robot_links[i]}});
-  for (EntityKind kind : {EntityKind::kObject, EntityKind::kProjectile, EntityKind::kStatic}) {
-    for (const EntityModel& e : m.entities()) {
-      if (e.kind == kind) columns.push_back({absl::StrCat(EntityKindName(kind), "/", e.name), e.links});
-    }
-  }
+  const std::vector<Column> columns = PartnerColumns(m, robot_links, robot_names);
   std::vector<std::vector<std::string>> column_aliases;
   for (const Column& c : columns) column_aliases.push_back({c.name});
   TAXEL_ASSIGN_OR_RETURN(std::vector<int> cols,
@@ -124,48 +136,67 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   TAXEL_RETURN_IF_ERROR(budget.Reserve(
       matrix_bytes, absl::StrCat(field, ".bodies"),
       absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ", col_names.size(), " contact matrix")));
-  if (spec.source == contact::ContactSource::kEstimated) {
-    // Sampling costs time in proportion to its memory: a scene takes at most kMaxSamples samples
-    // (a humanoid at the default 5 mm takes about 1e5), so that one request cannot hold a request
-    // thread for long.
-    constexpr double kMaxSamples = 2e6;
-    double total = 0;
-    for (int l = 0; l < m.num_links(); ++l) {
-      if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
-      for (const auto& shapes : m.links()[l].assets) {
-        for (const ShapeInstance& si : shapes) {
-          const double samples = contact::CountSurfaceSamples(si.shape, spec.sample_spacing);
-          total += samples;
-          if (total > kMaxSamples) {
-            return MemoryRefusal(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing),
-                                 absl::StrCat(field, ".sample_spacing"),
-                                 absl::StrCat("sampling the surfaces at ", spec.sample_spacing, " m (", total,
-                                              " samples so far, at link '", m.link(LinkIndex(l)).name, "')"),
-                                 "a scene takes at most 2e6 samples; use a larger sample_spacing");
-          }
-          const std::string what = absl::StrCat("sampling a surface of link '", m.link(LinkIndex(l)).name, "' at ",
-                                                spec.sample_spacing, " m (", samples, " samples)");
-          const std::string f = absl::StrCat(field, ".sample_spacing");
-          TAXEL_RETURN_IF_ERROR(budget.Reserve(contact::SampleSurfaceBytes(si.shape, spec.sample_spacing), f, what));
-        }
-      }
-    }
-  }
+  const bool estimated = spec.source == contact::ContactSource::kEstimated;
+  if (estimated) TAXEL_RETURN_IF_ERROR(est->ReserveSamples(m, field, budget));
   est->matrix_ =
       std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names), spec.friction);
-  if (spec.source == contact::ContactSource::kEstimated) {
-    est->samples_.resize(m.num_links());
-    for (int l = 0; l < m.num_links(); ++l) {
-      if (est->row_of_link_[l] < 0 && est->column_of_link_[l] < 0) continue;
-      for (const auto& shapes : m.links()[l].assets) {
-        std::vector<contact::SurfaceSamples> per_shape;
-        for (const ShapeInstance& si : shapes)
-          per_shape.push_back(contact::SampleSurface(si.shape, spec.sample_spacing));
-        est->samples_[l].push_back(std::move(per_shape));
+  if (estimated) TAXEL_RETURN_IF_ERROR(est->PrepareShapes(m, field, budget, meshes));
+  return est;
+}
+
+absl::Status ContactEstimation::ReserveSamples(const SceneModel& m, absl::string_view field,
+                                               MemoryBudget& budget) const {
+  // Sampling costs time in proportion to its memory: a scene takes at most kMaxSamples samples
+  // (a humanoid at the default 5 mm takes about 1e5), so that one request cannot hold a request
+  // thread for long.
+  constexpr double kMaxSamples = 2e6;
+  const double spacing = spec_.sample_spacing;
+  const std::string f = absl::StrCat(field, ".sample_spacing");
+  double total = 0;
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (!InMatrix(l)) continue;
+    for (const auto& shapes : m.links()[l].assets) {
+      for (const ShapeInstance& si : shapes) {
+        const double samples = contact::CountSurfaceSamples(si.shape, spacing);
+        total += samples;
+        if (total > kMaxSamples) {
+          return MemoryRefusal(contact::SampleSurfaceBytes(si.shape, spacing), f,
+                               absl::StrCat("sampling the surfaces at ", spacing, " m (", total,
+                                            " samples so far, at link '", m.link(LinkIndex(l)).name, "')"),
+                               "a scene takes at most 2e6 samples; use a larger sample_spacing");
+        }
+        const std::string what = absl::StrCat("sampling a surface of link '", m.link(LinkIndex(l)).name, "' at ",
+                                              spacing, " m (", samples, " samples)");
+        TAXEL_RETURN_IF_ERROR(budget.Reserve(contact::SampleSurfaceBytes(si.shape, spacing), f, what));
       }
     }
   }
-  return est;
+  return absl::OkStatus();
+}
+
+absl::Status ContactEstimation::PrepareShapes(const SceneModel& m, absl::string_view field, MemoryBudget& budget,
+                                              const geometry::MeshLookup* meshes) {
+  const bool grid = spec_.sdf_backend == geometry::SdfBackend::kGrid;
+  const std::string grid_field = absl::StrCat(field, ".sdf_backend");
+  shapes_.resize(m.num_links());
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (!InMatrix(l)) continue;
+    for (const auto& shapes : m.links()[l].assets) {
+      std::vector<ShapeData>& per_shape = shapes_[l].emplace_back();
+      for (const ShapeInstance& si : shapes) {
+        ShapeData& d = per_shape.emplace_back();
+        d.samples = contact::SampleSurface(si.shape, spec_.sample_spacing);
+        // Scaled meshes are the scene's own copies: no grid (as for GRID sensors).
+        if (!grid || si.shape.kind() != geometry::ShapeKind::kMesh || si.scaled_mesh) continue;
+        if (meshes == nullptr) {
+          return FieldError(absl::StatusCode::kFailedPrecondition, grid_field, "no mesh store to build grids from");
+        }
+        // Any band serves: deeper than it the grid answers exactly, farther out "no contact".
+        TAXEL_ASSIGN_OR_RETURN(d.grid, meshes->Grid(si.mesh_id, geometry::MeshLookup::kMinGridBand, budget, grid_field));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin, Workspace& ws) const {
@@ -185,7 +216,7 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
   geometry::Aabb* world_bounds = ws.Take<geometry::Aabb>(m.num_links());
   std::uninitialized_fill(world_bounds, world_bounds + m.num_links(), geometry::Aabb::Empty());
   for (int l = 0; l < m.num_links(); ++l) {
-    if (row_of_link_[l] < 0 && column_of_link_[l] < 0) continue;
+    if (!InMatrix(l)) continue;
     const int asset = m.AssetIn(LinkIndex(l), env);
     if (asset >= 0) world_bounds[l] = m.links()[l].asset_bounds_L[asset].Transformed(kin(env, LinkIndex(l)).X_WL);
   }
@@ -211,13 +242,13 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
         const auto& shapes_b = m.link(b).assets[asset_b];
         const auto& shapes_q = m.link(q).assets[asset_q];
         for (size_t i = 0; i < shapes_b.size(); ++i) {
-          contact::PlacedShape A{
-              &shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &samples_[b.value()][asset_b][i], kb.v_W, kb.w_W,
-              kb.X_WL.p};
+          const ShapeData& da = shapes_[b.value()][asset_b][i];
+          const contact::PlacedShape A{
+              &shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &da.samples, kb.v_W, kb.w_W, kb.X_WL.p, da.grid.get()};
           for (size_t j = 0; j < shapes_q.size(); ++j) {
-            contact::PlacedShape B{
-                &shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &samples_[q.value()][asset_q][j], kq.v_W, kq.w_W,
-                kq.X_WL.p};
+            const ShapeData& dq = shapes_[q.value()][asset_q][j];
+            const contact::PlacedShape B{
+                &shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &dq.samples, kq.v_W, kq.w_W, kq.X_WL.p, dq.grid.get()};
             const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B);
             total.normal += f.normal;
             total.friction += f.friction;
@@ -291,9 +322,12 @@ void ContactEstimation::ApplyReported(const ReportedContacts& k, absl::Span<cons
 
 size_t ContactEstimation::memory_bytes() const {
   size_t total = sizeof(*this) + matrix_->memory_bytes();
-  for (const auto& link : samples_) {
+  // (The grids are the mesh store's memory.)
+  for (const auto& link : shapes_) {
     for (const auto& asset : link) {
-      for (const auto& s : asset) total += s.points.capacity() * sizeof(Eigen::Vector3d) + s.areas.capacity() * 8;
+      for (const ShapeData& d : asset) {
+        total += d.samples.points.capacity() * sizeof(Eigen::Vector3d) + d.samples.areas.capacity() * 8;
+      }
     }
   }
   return total;

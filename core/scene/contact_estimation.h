@@ -14,6 +14,7 @@
 #include "core/common/workspace.h"
 #include "core/contact/contact_matrix.h"
 #include "core/contact/surface_samples.h"
+#include "core/geometry/mesh_store.h"
 #include "core/scene/scene_model.h"
 #include "core/sensors/probe_kernels.h"
 
@@ -37,9 +38,17 @@ class ContactEstimation {
   /// offending names): unknown names, globs matching nothing, no robot links; law validation.
   /// RESOURCE_EXHAUSTED (naming `field`.sample_spacing or `field`.bodies) when the surface samples
   /// or the matrix do not fit `budget`, which is asked before each is allocated.
+  ///
+  /// sdf_backend GRID (ESTIMATED only): every unscaled mesh of the rows' and columns' links gets
+  /// its narrow-band grid from `meshes` — MeshLookup::Grid with a band of at least
+  /// MeshLookup::kMinGridBand: the grid built on upload or for a GRID sensor, else one built now
+  /// (its bytes from `budget`) — and the sampled pairs test samples against it. Errors naming
+  /// `field`.sdf_backend: INVALID_ARGUMENT with source REPORTED; FAILED_PRECONDITION without
+  /// `meshes` when the selection holds a mesh; RESOURCE_EXHAUSTED when a grid does not fit.
   static absl::StatusOr<std::unique_ptr<ContactEstimation>> Create(const contact::ContactMatrixSpec& spec,
                                                                    const SceneModel& model, absl::string_view field,
-                                                                   MemoryBudget& budget = MemoryBudget::Unlimited());
+                                                                   MemoryBudget& budget = MemoryBudget::Unlimited(),
+                                                                   const geometry::MeshLookup* meshes = nullptr);
 
   const contact::ContactMatrixSpec& spec() const { return spec_; }
   contact::ContactMatrix& matrix() { return *matrix_; }
@@ -69,8 +78,20 @@ class ContactEstimation {
   std::vector<LinkIndex> row_links_;
   std::vector<std::vector<LinkIndex>> column_links_;
   std::vector<int> row_of_link_, column_of_link_;
-  // Surface samples per link, asset and shape (only for links in the matrix).
-  std::vector<std::vector<std::vector<contact::SurfaceSamples>>> samples_;
+  bool InMatrix(int link) const { return row_of_link_[link] >= 0 || column_of_link_[link] >= 0; }
+  // ESTIMATED: reserves the surface samples of the links in the matrix (kMaxSamples at most).
+  absl::Status ReserveSamples(const SceneModel& model, absl::string_view field, MemoryBudget& budget) const;
+  // ESTIMATED: samples those surfaces and, with GRID, finds their meshes' grids (see Create).
+  absl::Status PrepareShapes(const SceneModel& model, absl::string_view field, MemoryBudget& budget,
+                             const geometry::MeshLookup* meshes);
+
+  // What the ESTIMATED pairs use of one shape.
+  struct ShapeData {
+    contact::SurfaceSamples samples;
+    std::shared_ptr<const geometry::MeshSdfGrid> grid;  // GRID and an unscaled mesh; else null
+  };
+  // Per link, asset and shape (only for links in the matrix).
+  std::vector<std::vector<std::vector<ShapeData>>> shapes_;
 };
 
 }  // namespace taxel::scene

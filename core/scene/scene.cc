@@ -54,7 +54,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Create(const SceneSpec& spec, cons
   }
   if (spec.contact_matrix.enabled()) {
     TAXEL_ASSIGN_OR_RETURN(scene->contacts_,
-                           ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix", budget));
+                           ContactEstimation::Create(spec.contact_matrix, m, "contact_matrix", budget, &meshes));
   }
   scene->UpdateNeedsVelocity();
   return scene;

@@ -69,7 +69,8 @@ class Scene {
   /// Builds the model (SceneModel::Build) and adds spec.sensors in order ("sensors[i]" in errors).
   /// Every allocation the spec sizes (per-env state, sensor buffers, scaled meshes, surface
   /// samples, the contact matrix) is reserved from `budget` first: RESOURCE_EXHAUSTED naming the
-  /// field that asked for it.
+  /// field that asked for it. GRID sensors and a GRID contact matrix take the grids of the meshes
+  /// from `meshes` (built there when needed; AddSensor and ContactEstimation::Create).
   static absl::StatusOr<std::unique_ptr<Scene>> Create(const SceneSpec& spec, const geometry::MeshLookup& meshes,
                                                        MemoryBudget& budget = MemoryBudget::Unlimited());
 

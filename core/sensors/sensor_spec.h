@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "core/contact/nonlinear_law.h"
 #include "core/contact/spring_damper_law.h"
+#include "core/geometry/sdf_backend.h"
 
 namespace taxel::sensors {
 
@@ -116,12 +117,10 @@ struct ProximityParams {
 };
 
 /// Where the probes of an SDF-query sensor (ContactProbe, ContactDepthProbe, KinematicTaxel,
-/// ElastomerTaxel) get the signed distance to meshes from.
-///  - kExact: the mesh's BVH (MeshSignedDistance), exact.
-///  - kGrid: the mesh's narrow-band grid (MeshSdfGrid), built on upload or on first use, whose
-///    band covers the sensor's largest probe radius; within the error it reports. Primitives,
-///    heightfields and meshes with a non-unit scale keep the exact path.
-enum class SdfBackend { kExact, kGrid };
+/// ElastomerTaxel) get the signed distance to meshes from (geometry/sdf_backend.h). kGrid: the
+/// mesh's narrow-band grid, built on upload or on first use, whose band covers the sensor's
+/// largest probe radius.
+using geometry::SdfBackend;
 
 /// A sensor as specified by a client (unvalidated; Scene::AddSensor validates it).
 struct SensorSpec {

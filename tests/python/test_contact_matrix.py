@@ -99,6 +99,24 @@ def test_contact_matrix_as_a_dict_an_object_or_set_later():
     assert not c.to_proto().HasField("contact_matrix")
 
 
+def test_contact_sdf_backend_by_keyword_dict_object_and_proto():
+    pb = taxel._pb.scene_pb2
+    assert legs_spec("s", contact_bodies="all").to_proto().contact_matrix.sdf_backend == pb.EXACT  # unset
+    for spec in (legs_spec("s", contact_bodies="all", contact_sdf_backend="grid"),
+                 legs_spec("s", contact_matrix={"bodies": ["all"], "sdf_backend": "GRID"}),
+                 legs_spec("s", contact_matrix=taxel.ContactMatrixSpec("all", sdf_backend=pb.GRID))):
+        assert spec.to_proto().contact_matrix.sdf_backend == pb.GRID
+        assert "sdf_backend='grid'" in repr(spec.contact_matrix)
+    wire = legs_spec("s", contact_bodies="all", contact_sdf_backend="grid").to_proto().contact_matrix
+    again = legs_spec("s")
+    again.set_contact_matrix(wire)
+    assert again.to_proto().contact_matrix.sdf_backend == pb.GRID
+    with pytest.raises(ValueError, match="contact_sdf_backend: expected 'exact' or 'grid', got 'bvh'"):
+        taxel.SceneSpec("s", contact_bodies="all", contact_sdf_backend="bvh")
+    with pytest.raises(ValueError, match="contact_sdf_backend: 'grid' applies to 'estimated' contacts"):
+        taxel.SceneSpec("s", contact_bodies="all", contact_source="reported", contact_sdf_backend="grid")
+
+
 def test_contact_spec_mistakes_are_caught_on_the_client():
     with pytest.raises(ValueError, match="without contact_bodies"):
         taxel.SceneSpec("s", contact_partners=["terrain"])
@@ -226,6 +244,55 @@ def test_estimated_forces_match_the_closed_forms(client, scene_name):
     assert push[0] < 0 and abs(push[1]) <= 1e-6 * abs(push[0]) and abs(push[2]) <= 1e-6 * abs(push[0])
     np.testing.assert_array_equal(cm.normal[1, :, ground], 0)
     np.testing.assert_array_equal(cm.normal[1, right], 0)
+
+
+def test_grid_backend_reads_the_uploaded_grid(client, scene_name):
+    # A 12 cm mesh cube (half extent H = 6 cm, its grid uploaded: 1e-3 m asked over a 3 mm band)
+    # rests δ = 1 mm deep on the middle of a 2 × 2 cm box pad (top face at z = 0), the pad's
+    # samples 1 mm apart:
+    #
+    #        +-----------------+  mesh cube
+    #        |                 |
+    #        +------[pad]------+  z = −δ: the cube's bottom face, δ below the pad's top face
+    #
+    # Box – mesh is sampled both ways and averaged: the cube's samples are tested against the pad
+    # (exact either way), the pad's against the cube — its mesh or its grid. Within δ + band of the
+    # bottom face and ≥ 5 cm from the cube's other faces the signed distance is affine (z + δ),
+    # which trilinear interpolation reproduces exactly: the grid's only error there is the float
+    # rounding of its node values, ε_f ≤ 2^-24·(band + √3·h) (|sd| at a node), so each depth is
+    # off by ≤ ε_f (force n·ε_f/δ relative) and each normal by ≤ 2·√3·2ε_f/h (the gradient of the
+    # rounding over a cell, normalised): a few 1e-6 relative, next to the float32 rounding of the
+    # matrix itself. The force is ≈ k_p·δ^n·(2 cm)² = 25 N plus the pad's
+    # side bands (4 %).
+    h, delta, pad, spacing = 0.06, 0.001, 0.01, 0.001
+    cube_v = h * np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+                           [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=np.float64)
+    cube_t = np.array([[0, 2, 1], [0, 3, 2], [4, 5, 6], [4, 6, 7], [0, 1, 5], [0, 5, 4],
+                       [1, 2, 6], [1, 6, 5], [2, 3, 7], [2, 7, 6], [3, 0, 4], [3, 4, 7]], dtype=np.int32)
+    mesh_id = client.upload_mesh(cube_v, cube_t, grid_max_error=1e-3, grid_band=3e-3)
+    uploaded = client.mesh_info(mesh_id).grid
+    forces = {}
+    for backend in ("exact", "grid"):
+        name = f"{scene_name}_{backend}"
+        spec = taxel.SceneSpec(name, num_envs=1, contact_bodies="pad", contact_partners="object/*",
+                               contact_law=taxel.NonlinearLaw(stiffness=K_P, exponent=N_EXP),
+                               contact_sample_spacing=spacing, contact_sdf_backend=backend)
+        spec.robot("hand").link("pad", shapes=[taxel.Box((pad, pad, 0.005), pos=(0, 0, -0.005))])
+        spec.object("cube", shapes=[taxel.Mesh(mesh_id)])
+        scene = client.create_scene(spec, quat_order="xyzw", dt=0.01)
+        assert scene.info().contact_matrix.sdf_backend == backend
+        p = np.zeros((1, 2, 7))
+        p[..., 6] = 1.0
+        p[0, 1, 2] = h - delta
+        cm = at_rest(scene, p, read=taxel.Read(contact_matrix=True, none=True)).contact_matrix
+        forces[backend] = cm.normal[0, 0, 0].astype(np.float64)
+        client.delete_scene(name)
+    assert client.mesh_info(mesh_id).grid == uploaded  # the uploaded grid served; none was built
+    f = -forces["exact"][2]
+    assert f == pytest.approx(K_P * delta ** N_EXP * (2 * pad) ** 2, rel=0.1)
+    eps_f = 2.0 ** -24 * (uploaded.band + math.sqrt(3) * uploaded.cell_size)
+    rel = N_EXP * eps_f / delta + 4 * math.sqrt(3) * eps_f / uploaded.cell_size
+    np.testing.assert_allclose(forces["grid"], forces["exact"], rtol=0, atol=(rel + 4 * 2.0 ** -24) * f)
 
 
 def test_matrix_arrays_are_read_only_zero_copy_views(client, scene_name):

@@ -169,6 +169,7 @@ TEST(BadInputCatalogueCoverageTest, CoversEveryRpcAndEveryRequestEnum) {
       {"taxel.v1.KinematicTaxelOptions.force_law", "AddSensor_kinematic_force_law_5"},
       {"taxel.v1.ImperfectionOptions.crosstalk_border", "AddSensor_crosstalk_border_9"},
       {"taxel.v1.ContactMatrixSpec.source", "CreateScene_contact_source_5"},
+      {"taxel.v1.ContactMatrixSpec.sdf_backend", "CreateScene_contact_sdf_backend_7"},
       {"taxel.v1.StepRequest.quat_order", "Step_quat_order_5"},
       {"taxel.v1.ReadSpec.branches", "ReadSensors_branch_9"},
   };

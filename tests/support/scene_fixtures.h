@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "core/geometry/mesh_generators.h"
+#include "core/geometry/mesh_store.h"
 #include "core/scene/scene_spec.h"
 
 namespace taxel::testing {
@@ -118,6 +120,27 @@ inline scene::SceneSpec PadAndBallSpec(const std::string& name, int num_envs, in
   spec.entities.push_back(Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, 0.005})})}));
   spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {SphereShape(0.05)})}));
   spec.sensors.push_back(GridSensor("kin", sensors::SensorKind::kKinematicTaxel, "pad", grid, 0.01, 0.005, 0.002));
+  return spec;
+}
+
+/// The geodesic sphere of `radius` at frequency 32 (20,480 triangles), added to `meshes`: its id.
+inline std::string AddMeshBall(geometry::MeshStore& meshes, double radius) {
+  auto sphere = geometry::GeodesicSphere(radius, 32);
+  auto added = meshes.Add(std::move(sphere.vertices), std::move(sphere.triangles));
+  return added.ok() ? added->id : std::string();
+}
+
+/// A robot "hand" with an 8 × 8 cm box pad of half height `pad_half_z` (top face at z =
+/// pad_half_z) and an object "ball" of mesh `mesh_id` scaled by `scale`.
+inline scene::SceneSpec PadAndMeshBallSpec(int num_envs, const std::string& mesh_id, double pad_half_z,
+                                           const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) {
+  scene::SceneSpec spec;
+  spec.num_envs = num_envs;
+  spec.entities.push_back(
+      Entity("hand", scene::EntityKind::kRobot, {Link("pad", {BoxShape({0.04, 0.04, pad_half_z})})}));
+  scene::ShapeSpec ball = MeshShape(mesh_id);
+  ball.mesh_scale = scale;
+  spec.entities.push_back(Entity("ball", scene::EntityKind::kObject, {Link("body", {ball})}));
   return spec;
 }
 

@@ -73,12 +73,20 @@ def _names(value, field: str):
 _SOURCES = {"estimated": scene_pb2.ESTIMATED, "reported": scene_pb2.REPORTED}
 
 
+_SDF_BACKENDS = {"exact": scene_pb2.EXACT, "grid": scene_pb2.GRID}
+
+
+def _enum(value, names: Dict[str, int], field: str) -> int:
+    """A name (any case) or a wire value of `names`; ValueError naming `field` otherwise."""
+    if isinstance(value, str) and value.lower() in names:
+        return names[value.lower()]
+    if not isinstance(value, str) and value in names.values():
+        return int(value)
+    raise ValueError(f"{field}: expected {' or '.join(repr(n) for n in names)}, got {value!r}")
+
+
 def _source_enum(source) -> int:
-    if isinstance(source, str) and source.lower() in _SOURCES:
-        return _SOURCES[source.lower()]
-    if not isinstance(source, str) and source in _SOURCES.values():
-        return int(source)
-    raise ValueError(f"contact_source: expected 'estimated' or 'reported', got {source!r}")
+    return _enum(source, _SOURCES, "contact_source")
 
 
 class ContactMatrixSpec:
@@ -98,11 +106,16 @@ class ContactMatrixSpec:
       law: ESTIMATED only: a NonlinearLaw (or a dict of its options), pressure in Pa.
       sample_spacing: ESTIMATED only: surface sampling step (m, > 0) for shape pairs without a closed
         form (server default 0.005).
+      sdf_backend: ESTIMATED only: "exact" (default) or "grid" — sampled pairs read meshes from
+        their narrow-band grid (`Client.upload_mesh(..., grid_max_error=, grid_band=)`, else built
+        by the server with a 1 mm band): each sample's depth within the grid's `max_error`
+        (`Client.mesh_info(id).grid`) inside its band, exact deeper. Unscaled meshes only.
     """
 
     def __init__(self, bodies: Union[str, Sequence[str]], partners: Union[str, Sequence[str]] = ("terrain",),
                  source: Union[str, int] = "estimated", friction: bool = False,
-                 law: Union["NonlinearLaw", Dict[str, Any], None] = None, sample_spacing: Optional[float] = None):
+                 law: Union["NonlinearLaw", Dict[str, Any], None] = None, sample_spacing: Optional[float] = None,
+                 sdf_backend: Union[str, int, None] = None):
         self.bodies = _names(bodies, "contact_bodies")
         if not self.bodies:
             raise ValueError("contact_bodies: empty; name at least one robot link (or 'all'), or leave the "
@@ -120,6 +133,10 @@ class ContactMatrixSpec:
         if sample_spacing is not None and not (float(sample_spacing) > 0 and np.isfinite(sample_spacing)):
             raise ValueError(f"contact_sample_spacing: expected a finite value > 0 (m), got {sample_spacing!r}")
         self.sample_spacing = None if sample_spacing is None else float(sample_spacing)
+        self.sdf_backend = None if sdf_backend is None else _enum(sdf_backend, _SDF_BACKENDS, "contact_sdf_backend")
+        if self.sdf_backend == scene_pb2.GRID and self.source == scene_pb2.REPORTED:
+            raise ValueError("contact_sdf_backend: 'grid' applies to 'estimated' contacts; 'reported' ones come "
+                             "from the simulator")
 
     @property
     def source_name(self) -> str:
@@ -135,12 +152,14 @@ class ContactMatrixSpec:
             out.law.CopyFrom(self.law if isinstance(self.law, scene_pb2.NonlinearLawOptions) else self.law.to_proto())
         if self.sample_spacing is not None:
             out.sample_spacing = self.sample_spacing
+        if self.sdf_backend is not None:
+            out.sdf_backend = self.sdf_backend
         return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "ContactMatrixSpec":
         """From the proto's field names: {"bodies": ..., "partners": ..., "source": ..., ...}."""
-        known = {"bodies", "partners", "source", "friction", "law", "sample_spacing"}
+        known = {"bodies", "partners", "source", "friction", "law", "sample_spacing", "sdf_backend"}
         unknown = set(d) - known
         if unknown:
             raise TypeError(f"contact_matrix: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -149,6 +168,8 @@ class ContactMatrixSpec:
     def __repr__(self):
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("law", "sample_spacing")
                         if getattr(self, k) is not None)
+        if self.sdf_backend is not None:
+            extra += f", sdf_backend={scene_pb2.SdfBackend.Name(self.sdf_backend).lower()!r}"
         return (f"ContactMatrixSpec(bodies={self.bodies}, partners={self.partners}, source={self.source_name!r}, "
                 f"friction={self.friction}{extra})")
 
@@ -156,7 +177,7 @@ class ContactMatrixSpec:
 # SceneSpec keyword -> ContactMatrixSpec argument.
 CONTACT_SPEC_KEYWORDS = {"contact_bodies": "bodies", "contact_partners": "partners", "contact_source": "source",
                          "contact_friction": "friction", "contact_law": "law",
-                         "contact_sample_spacing": "sample_spacing"}
+                         "contact_sample_spacing": "sample_spacing", "contact_sdf_backend": "sdf_backend"}
 
 
 LinkResolver = Callable[[str, str], int]

@@ -142,6 +142,7 @@ class ContactMatrixInfo:
     bytes: int                 # E × B × P × 3 × 4, per matrix
     row_index: Dict[str, int] = field(repr=False)     # row name -> row
     column_index: Dict[str, int] = field(repr=False)  # column name -> column
+    sdf_backend: str = "exact"  # "exact" or "grid": where sampled pairs read meshes from
 
     @property
     def shape(self) -> Tuple[int, int]:
@@ -151,7 +152,8 @@ class ContactMatrixInfo:
     @classmethod
     def from_proto(cls, p) -> "ContactMatrixInfo":
         return cls(tuple(p.rows), tuple(p.columns), _kind_name(scene_pb2.ContactSource, p.source), p.friction,
-                   p.bytes, {n: i for i, n in enumerate(p.rows)}, {n: i for i, n in enumerate(p.columns)})
+                   p.bytes, {n: i for i, n in enumerate(p.rows)}, {n: i for i, n in enumerate(p.columns)},
+                   _kind_name(scene_pb2.SdfBackend, p.sdf_backend))
 
 
 _AMBIGUOUS = -1

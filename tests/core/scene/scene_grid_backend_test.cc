@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/common/field_error.h"
-#include "core/geometry/mesh_generators.h"
 #include "core/scene/scene.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -37,19 +36,11 @@ constexpr int kEnvs = 8;
 class GridBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto sphere = geometry::GeodesicSphere(kBallR, 32);
-    auto added = meshes_.Add(sphere.vertices, sphere.triangles);
-    ASSERT_TRUE(added.ok());
-    mesh_id_ = added->id;
+    mesh_id_ = AddMeshBall(meshes_, kBallR);
+    ASSERT_FALSE(mesh_id_.empty());
   }
   SceneSpec Spec(const Eigen::Vector3d& scale = Eigen::Vector3d::Ones()) const {
-    SceneSpec spec;
-    spec.num_envs = kEnvs;
-    spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.04, 0.04, kPadHalfZ})})}));
-    ShapeSpec ball = MeshShape(mesh_id_);
-    ball.mesh_scale = scale;
-    spec.entities.push_back(Entity("ball", EntityKind::kObject, {Link("body", {ball})}));
-    return spec;
+    return PadAndMeshBallSpec(kEnvs, mesh_id_, kPadHalfZ, scale);
   }
   static SensorSpec Sensor(const std::string& name, SensorKind kind, SdfBackend backend, double radius = kProbeR) {
     SensorSpec s = GridSensor(name, kind, "pad", 16, 0.004, kPadHalfZ, radius);

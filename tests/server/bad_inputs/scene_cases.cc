@@ -319,6 +319,17 @@ std::vector<BadInput> SceneCases() {
              s.mutable_contact_matrix()->set_source(static_cast<v1::ContactSource>(5));
            }),
            kInvalid, "spec.contact_matrix.source", "5 is not a value of taxel.v1.ContactSource"),
+      Case("contact_sdf_backend_7", m, Spec([](auto& s) {
+             SelectAllAgainstTerrain(s);
+             s.mutable_contact_matrix()->set_sdf_backend(static_cast<v1::SdfBackend>(7));
+           }),
+           kInvalid, "spec.contact_matrix.sdf_backend", "7 is not a value of taxel.v1.SdfBackend"),
+      Case("contact_sdf_backend_grid_reported", m, Spec([](auto& s) {
+             SelectAllAgainstTerrain(s);
+             s.mutable_contact_matrix()->set_source(v1::REPORTED);
+             s.mutable_contact_matrix()->set_sdf_backend(v1::GRID);
+           }),
+           kInvalid, "spec.contact_matrix.sdf_backend", "REPORTED contacts come from the simulator"),
       Case("contact_body_unknown", m, Spec([](auto& s) { s.mutable_contact_matrix()->add_bodies("nope"); }), kInvalid,
            "spec.contact_matrix.bodies", "unknown names or globs matching nothing: 'nope'"),
       Case("contact_body_glob_matching_nothing", m,
