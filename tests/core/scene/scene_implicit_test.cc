@@ -28,6 +28,23 @@ using namespace taxel::scene::contact_test;  // NOLINT
 constexpr double kPadHalfZ = 0.005;
 constexpr double kProbeR = 0.002;
 
+// The pad (a box, half-height kPadHalfZ) with a ContactDepthProbe "depth" of rows × rows probes
+// (R = kProbeR, pitch `pitch`) on its top face, and an object "soap" of one SE(n, semi).
+SceneSpec PadUnderSuperellipsoid(int n, const Eigen::Vector3d& semi, int rows, double pitch) {
+  SceneSpec spec;
+  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
+  spec.entities.push_back(Entity("soap", EntityKind::kObject, {Link("body", {SuperellipsoidShape(n, semi)})}));
+  SensorSpec sensor;
+  sensor.name = "depth";
+  sensor.kind = SensorKind::kContactDepthProbe;
+  sensor.link = "pad";
+  sensor.probe_local_pos = PlanarGrid(rows, rows, pitch, kPadHalfZ);
+  sensor.grid_rows = sensor.grid_cols = rows;
+  sensor.probe_radius = {kProbeR};
+  spec.sensors.push_back(sensor);
+  return spec;
+}
+
 // A 3×3 grid of probes (pitch 1 cm, R = 2 mm) on the top face of a box pad, and an implicit
 // superellipsoid SE(n; a = 4 cm, b = 3 cm, c = 2 cm) whose bottom (0, 0, −c) is `gap` above the
 // centre probe's centre o = (0, 0, 0.005):
@@ -43,17 +60,7 @@ constexpr double kProbeR = 0.002;
 void ProbeAgainstSuperellipsoid(int n) {
   SCOPED_TRACE(::testing::Message() << "n = " << n);
   const Eigen::Vector3d semi(0.04, 0.03, 0.02);
-  SceneSpec spec;
-  spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
-  spec.entities.push_back(Entity("soap", EntityKind::kObject, {Link("body", {SuperellipsoidShape(n, semi)})}));
-  SensorSpec sensor;
-  sensor.name = "depth";
-  sensor.kind = SensorKind::kContactDepthProbe;
-  sensor.link = "pad";
-  sensor.probe_local_pos = PlanarGrid(3, 3, 0.01, kPadHalfZ);
-  sensor.grid_rows = sensor.grid_cols = 3;
-  sensor.probe_radius = {kProbeR};
-  spec.sensors.push_back(sensor);
+  const SceneSpec spec = PadUnderSuperellipsoid(n, semi, 3, 0.01);
   geometry::MeshStore meshes;
   auto scene = Scene::Create(spec, meshes);
   ASSERT_TRUE(scene.ok()) << scene.status();
@@ -200,17 +207,8 @@ struct SlidingSe4 {
   SceneSpec spec;
   static constexpr int kEnvs = 3;
   SlidingSe4() {
+    spec = PadUnderSuperellipsoid(4, {0.04, 0.03, 0.02}, 6, 0.004);
     spec.num_envs = kEnvs;
-    spec.entities.push_back(Entity("hand", EntityKind::kRobot, {Link("pad", {BoxShape({0.03, 0.03, kPadHalfZ})})}));
-    spec.entities.push_back(Entity("soap", EntityKind::kObject, {Link("body", {SuperellipsoidShape(4, {0.04, 0.03, 0.02})})}));
-    SensorSpec sensor;
-    sensor.name = "depth";
-    sensor.kind = SensorKind::kContactDepthProbe;
-    sensor.link = "pad";
-    sensor.probe_local_pos = PlanarGrid(6, 6, 0.004, kPadHalfZ);
-    sensor.grid_rows = sensor.grid_cols = 6;
-    sensor.probe_radius = {kProbeR};
-    spec.sensors.push_back(sensor);
   }
   // Step t of env e: the SE's bottom 1 mm below the probe centres, slid and tilted.
   StepInput Input(int t) const {
