@@ -24,6 +24,11 @@ struct Limits {
   /// use (cgroup limit or MemTotal), resolved when the server starts.
   int64_t max_memory_bytes = 0;
   int64_t max_memory_bytes_per_tenant = 0;  ///< 0: only the server's limit
+  /// Exact distance queries one mesh grid build may make (its work: the cell-size search and the
+  /// nodes, core/geometry/mesh_sdf_grid_cost.h), refused before they are made. The default takes a
+  /// 200k-triangle sphere at the default 1e-4 m error and 5 mm band (~1.5e6 queries) many times
+  /// over, and bounds any build to about ten seconds on two cores.
+  int64_t max_grid_build_queries = 20'000'000;
 };
 
 struct ServerOptions {
