@@ -18,6 +18,7 @@
 
 #include "core/common/field_error.h"
 #include "core/geometry/mesh_generators.h"
+#include "core/geometry/mesh_store.h"
 #include "gtest/gtest.h"
 #include "server/thread_pool.h"
 #include "tests/support/test_support.h"
@@ -126,6 +127,45 @@ TEST(MeshSdfGridCostTest, LimitRefusesBeforeTheQueries) {
   EXPECT_EQ(FieldOf(refused.status()), "sensor.sdf_backend");
   EXPECT_NE(refused.status().message().find("the coarsest this error allows"), std::string::npos) << refused.status();
   EXPECT_NE(refused.status().message().find("over the limit of 2e+07"), std::string::npos) << refused.status();
+}
+
+// MeshStore::Add with a grid stores nothing unless the grid is built too; the upload's grid then
+// serves any request for an error at least its own and a band at most its own (AddGrid, and a
+// sensor's Grid), and a wider band builds a new one with the upload's error.
+TEST(MeshSdfGridCostTest, StoreKeepsNothingOfARefusedGridAndReusesByOneRule) {
+  server::ThreadPool pool(2);
+  MeshStore store;
+  store.set_grid_builds(&pool, 2e6);
+  const MeshData box = SubdividedBox(Eigen::Vector3d(0.04, 0.03, 0.02), 4);
+  auto refused = store.Add(box.vertices, box.triangles, "mesh", SdfGridOptions{1e-8, kBand});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(FieldOf(refused.status()), "grid.max_error");
+  EXPECT_EQ(store.size(), 0);
+  EXPECT_EQ(store.memory_bytes(), 0u);
+
+  auto added = store.Add(box.vertices, box.triangles, "mesh", SdfGridOptions{1e-3, kBand});
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_TRUE(added->newly_added);
+  ASSERT_NE(added->grid, nullptr);
+  EXPECT_EQ(store.grid(added->id), added->grid);
+  // Coarser or narrower requests reuse it.
+  auto reused = store.AddGrid(added->id, SdfGridOptions{2e-3, 1e-3}, MemoryBudget::Unlimited());
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(*reused, added->grid);
+  auto for_sensor = store.Grid(added->id, 2e-3, MemoryBudget::Unlimited(), "sensor.sdf_backend");
+  ASSERT_TRUE(for_sensor.ok());
+  EXPECT_EQ(*for_sensor, added->grid);
+  // A sensor reaching 4 mm gets a wider grid at the upload's error, which replaces it.
+  auto wider = store.Grid(added->id, 4e-3, MemoryBudget::Unlimited(), "sensor.sdf_backend");
+  ASSERT_TRUE(wider.ok());
+  EXPECT_EQ((*wider)->band(), 4e-3);
+  EXPECT_EQ((*wider)->stats().requested_max_error, 1e-3);
+  EXPECT_EQ(store.grid(added->id), *wider);
+  // Uploading again without grid options reports the grid the mesh has.
+  auto again = store.Add(box.vertices, box.triangles);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->newly_added);
+  EXPECT_EQ(again->grid, *wider);
 }
 
 }  // namespace
