@@ -27,7 +27,8 @@
 namespace taxel::fuzz {
 
 /// The limits of a small server: every scene a fuzzer creates passes SceneRegistry's guards with
-/// these (256 MiB, 64 envs, 65536 probe slots, 4096 triangles, 16 MiB messages).
+/// these (256 MiB, 64 envs, 65536 probe slots, 4096 triangles, 16 MiB messages, 10^6 queries per
+/// mesh grid build).
 server::Limits FuzzLimits();
 
 /// Fixture meshes: a closed octahedron (signs from pseudo-normals) and an open square of two

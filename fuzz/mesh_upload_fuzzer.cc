@@ -1,9 +1,10 @@
 // UploadMesh: bytes → taxel.v1.UploadMeshRequest → TaxelHandlers::UploadMesh (DecodeMeshUpload with
-// max_triangles → SceneRegistry::AddMesh: memory reservation, validation, topology, BVH). A mesh it
-// accepts is then used the way scenes use meshes: CreateScene of an OBJECT made of it, scaled,
-// pressed by a probe grid on a robot pad (signed distance from pseudo-normals or winding numbers,
-// estimated contact forces), one Step. Each input gets a fresh store and FuzzServer, so that
-// accepted meshes do not pile up across inputs.
+// max_triangles → SceneRegistry::AddMesh: memory reservation, validation, topology, BVH, and the
+// narrow-band grid at whatever error and band the input asks, within the server's query limit per
+// grid build). A mesh it accepts is then used the way scenes use meshes: CreateScene of an OBJECT
+// made of it, scaled, pressed by a probe grid on a robot pad (signed distance from pseudo-normals
+// or winding numbers, estimated contact forces), one Step. Each input gets a fresh store and
+// FuzzServer, so that accepted meshes do not pile up across inputs.
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -55,15 +56,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace taxel;  // NOLINT: a fuzz entry point
   v1::UploadMeshRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return 0;
-  // A narrow-band grid costs one exact query per node, ~area·2·band/h³ with h from max_error: the
-  // default 1e-4 m on a small mesh with sharp edges is millions of queries, seconds in Release and
-  // beyond the 25 s timeout in this -O1 ASan build. Grids are fuzzed at coarse errors here; bounding
-  // the build's work on the server (beyond the memory limit) is still to do.
-  if (request.has_grid()) {
-    auto* grid = request.mutable_grid();
-    if (!(grid->max_error() >= 2e-3)) grid->set_max_error(2e-3);
-    if (!(grid->band() <= 5e-3)) grid->set_band(5e-3);
-  }
   geometry::MeshStore store;  // outlives the server and the scene
   auto handlers = std::make_unique<fuzz::FuzzServer>(&store);
   v1::UploadMeshResponse uploaded;

@@ -34,16 +34,16 @@ absl::StatusOr<DecodedMesh> DecodeMeshUpload(const v1::UploadMeshRequest& reques
   out.triangles.resize(static_cast<size_t>(t.shape[0]));
   if (!t.bytes.empty()) std::memcpy(out.triangles.data(), t.bytes.data(), t.bytes.size());
   if (request.has_grid()) {
+    // The one check of grid options (MeshSdfGrid::Build takes them as a precondition).
     geometry::SdfGridOptions g;
     const double max_error = request.grid().max_error(), band = request.grid().band();
     if (!(max_error >= 0) || !std::isfinite(max_error)) {
-      return InvalidFieldError("grid.max_error", absl::StrCat("expected a finite error >= 0 (m; 0 = default "
-                                                              "1e-4), got ",
-                                                              max_error));
+      return InvalidFieldError("grid.max_error", absl::StrCat("expected a finite error >= 0 (m; 0 = default ",
+                                                              g.max_error, "), got ", max_error));
     }
     if (!(band >= 0) || !std::isfinite(band)) {
       return InvalidFieldError("grid.band",
-                               absl::StrCat("expected a finite band >= 0 (m; 0 = default 5e-3), got ", band));
+                               absl::StrCat("expected a finite band >= 0 (m; 0 = default ", g.band, "), got ", band));
     }
     if (max_error > 0) g.max_error = max_error;
     if (band > 0) g.band = band;

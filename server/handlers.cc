@@ -181,7 +181,7 @@ absl::Status TaxelHandlers::UploadMesh(const Call& call, const v1::UploadMeshReq
   out->set_num_triangles(m.num_triangles());
   out->set_watertight(m.is_watertight());
   out->set_was_inside_out(m.was_inside_out());
-  if (added_or->grid != nullptr) EncodeGridInfo(added_or->grid->stats(), out->mutable_grid());
+  if (added.grid != nullptr) EncodeGridInfo(added.grid->stats(), out->mutable_grid());
   if (added_or->newly_added) {
     Log(LogLevel::kInfo, "mesh_uploaded",
         {{"mesh", added.id.substr(0, 16)},

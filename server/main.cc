@@ -46,6 +46,9 @@ ABSL_FLAG(int, max_scenes_per_tenant, kDefaults.limits.max_scenes_per_tenant,
           "scenes per tenant (0 = only --max_scenes)");
 ABSL_FLAG(int64_t, max_memory_bytes_per_tenant, kDefaults.limits.max_memory_bytes_per_tenant,
           "bytes held by one tenant's scenes and meshes (0 = only --max_memory_bytes)");
+ABSL_FLAG(int64_t, max_grid_build_queries, kDefaults.limits.max_grid_build_queries,
+          "exact distance queries one mesh grid build may make (UploadMesh grid, or a GRID sensor's first use); "
+          "a build that would need more is refused with RESOURCE_EXHAUSTED before it makes them");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning, error or off");
 ABSL_FLAG(double, shutdown_grace_seconds, kDefaults.shutdown_grace_seconds,
           "time given to in-flight calls after SIGTERM/SIGINT");
@@ -90,6 +93,7 @@ int Run() {
   TlsOptions tls{absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_client_ca)};
   options.limits.max_scenes_per_tenant = absl::GetFlag(FLAGS_max_scenes_per_tenant);
   options.limits.max_memory_bytes_per_tenant = absl::GetFlag(FLAGS_max_memory_bytes_per_tenant);
+  options.limits.max_grid_build_queries = absl::GetFlag(FLAGS_max_grid_build_queries);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.replica_id = absl::GetFlag(FLAGS_replica_id);
   std::map<std::string, std::string> tokens;

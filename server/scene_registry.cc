@@ -324,21 +324,8 @@ absl::StatusOr<SceneRegistry::MeshAdded> SceneRegistry::AddMesh(const std::strin
       "triangles", absl::StrCat("a mesh of ", vertices.size(), " vertices and ", triangles.size(), " triangles")));
   MeshAdded out;
   // "" as the field: the core's paths are then the request's own ("vertices[3]", "triangles[0]").
-  TAXEL_ASSIGN_OR_RETURN(out.result, meshes_->Add(std::move(vertices), std::move(triangles), ""));
-  if (grid.has_value()) {
-    auto built = meshes_->AddGrid(out.result.id, *grid, budget, "grid");
-    if (!built.ok()) {
-      // A refused upload leaves nothing behind: drop a mesh this call added that no tenant holds.
-      std::lock_guard<std::mutex> lock(mu_);
-      bool held = false;
-      for (const auto& [t, ids] : tenant_meshes_) held |= ids.count(out.result.id) > 0;
-      if (out.result.newly_added && !held) meshes_->Remove(out.result.id);
-      return built.status();
-    }
-    out.grid = *std::move(built);
-  } else {
-    out.grid = meshes_->grid(out.result.id);
-  }
+  // The store keeps nothing of a call that fails (a grid refused, say).
+  TAXEL_ASSIGN_OR_RETURN(out.result, meshes_->Add(std::move(vertices), std::move(triangles), "", grid, budget));
   std::lock_guard<std::mutex> lock(mu_);
   out.newly_added = tenant_meshes_[tenant].insert(out.result.id).second;
   return out;

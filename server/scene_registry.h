@@ -104,13 +104,13 @@ class SceneRegistry {
   struct MeshAdded {
     geometry::MeshStore::AddResult result;
     bool newly_added = false;  ///< new for this tenant (whether another tenant has it is not told)
-    std::shared_ptr<const geometry::MeshSdfGrid> grid;  ///< the mesh's grid, if it has one
   };
   /// Reserves the mesh's estimated bytes, builds it (once per content, shared by tenants) and
   /// records that `tenant` holds it; its bytes count against each tenant that uploaded it. With
   /// `grid`, also builds (or reuses, MeshStore::AddGrid) its narrow-band grid, reserved the same
-  /// way: RESOURCE_EXHAUSTED naming "grid.max_error" when it does not fit, and then the upload
-  /// leaves nothing behind.
+  /// way: RESOURCE_EXHAUSTED naming "grid.max_error" when it does not fit or needs more queries than
+  /// the store allows a grid build (MeshStore::set_grid_builds), and then the upload leaves
+  /// nothing behind (the store publishes the mesh only with its grid).
   absl::StatusOr<MeshAdded> AddMesh(const std::string& tenant, std::vector<Eigen::Vector3d> vertices,
                                     std::vector<geometry::Triangle> triangles,
                                     const std::optional<geometry::SdfGridOptions>& grid = std::nullopt);

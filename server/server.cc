@@ -90,6 +90,10 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   if (absl::Status valid = ValidateReplicaId(options.replica_id); !valid.ok()) return valid;
   options.limits.max_triangles_per_mesh = ResolveMeshLimit(options.limits);
   if (absl::Status valid = ValidateMeshLimits(options.limits); !valid.ok()) return valid;
+  if (options.limits.max_grid_build_queries <= 0) {
+    return InvalidFieldError("max_grid_build_queries",
+                             absl::StrCat("expected > 0, got ", options.limits.max_grid_build_queries));
+  }
   s->options_ = options;
 
   // Security settings fail closed: a half-configured TLS never falls back to plaintext.
@@ -130,7 +134,8 @@ absl::StatusOr<std::unique_ptr<TaxelServer>> TaxelServer::Start(ServerOptions op
   s->meshes_ = std::make_unique<geometry::MeshStore>();
   s->registry_ = std::make_unique<SceneRegistry>(s->options_.limits, s->meshes_.get());
   s->eval_pool_ = std::make_unique<ThreadPool>(options.eval_threads);
-  s->meshes_->set_build_executor(s->eval_pool_.get());  // mesh grids build in parallel
+  // Mesh grids build in parallel on the evaluation pool, each within the query limit.
+  s->meshes_->set_grid_builds(s->eval_pool_.get(), static_cast<double>(options.limits.max_grid_build_queries));
   // The queue-depth gauge follows every change of the queue (not only submissions), so an idle
   // server reads 0.
   s->executor_ = std::make_unique<RequestExecutor>(

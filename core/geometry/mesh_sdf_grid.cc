@@ -5,10 +5,11 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "core/common/check.h"
 #include "core/common/field_error.h"
 #include "core/common/rng.h"
 #include "core/common/status_macros.h"
+#include "core/geometry/mesh_sdf_grid_cost.h"
 
 namespace taxel::geometry {
 namespace {
@@ -20,10 +21,6 @@ constexpr double kSqrt3 = 1.7320508075688772;
 constexpr double kSearchSafety = 0.7;
 constexpr int kSearchSteps = 16;
 constexpr int kRebuilds = 2;
-// Sample sizes: points of the h search, and of the check of the built grid (each: random band
-// points, plus up to this many vertices and as many edge midpoints, each on and off the surface).
-constexpr int kSearchRandom = 8192, kSearchFeatures = 4096;
-constexpr int kCheckRandom = 32768, kCheckFeatures = 16384;
 constexpr int64_t kChunk = 512;  // points or bricks per parallel task
 
 // Runs fn(begin, end) over [0, n) in chunks on the executor.
@@ -67,8 +64,9 @@ struct CheckSet {
 // coordinates) moved along the face normal by U(−band, band), and up to `n_features` vertices and
 // as many edge midpoints (evenly strided), each on the surface and moved along its pseudo-normal by
 // U(−band, band). Only points with |sd| ≤ band are kept. Deterministic for a seed.
-CheckSet MakeCheckSet(const MeshSignedDistance& sdf, double band, int n_random, int n_features, uint64_t seed,
+CheckSet MakeCheckSet(const MeshSignedDistance& sdf, double band, const SdfGridSampling& sampling, uint64_t seed,
                       Executor& executor) {
+  const int n_random = sampling.random;
   const TriangleMesh& m = sdf.mesh();
   const Philox4x32 rng(seed, 301);
   std::vector<double> cumulative(m.num_triangles());
@@ -93,12 +91,13 @@ CheckSet MakeCheckSet(const MeshSignedDistance& sdf, double band, int n_random, 
     const auto b = rng(key, 1, 0, 0);
     pts.push_back(q + (2 * UniformFromBits(b[0]) - 1) * band * n);
   };
+  const SdfGridFeatureStrides stride = FeatureStrides(m, sampling.features);  // as SdfGridSampleCount counts
   const int nv = m.num_vertices();
-  const int v_stride = std::max(1, nv / std::max(1, n_features));
-  for (int v = 0; v < nv; v += v_stride) add_feature(m.vertex(v), m.vertex_pseudo_normal(v), static_cast<uint32_t>(v));
+  for (int v = 0; v < nv; v += stride.vertex) {
+    add_feature(m.vertex(v), m.vertex_pseudo_normal(v), static_cast<uint32_t>(v));
+  }
   const int nt = m.num_triangles();
-  const int t_stride = std::max(1, 3 * nt / 2 / std::max(1, n_features));
-  for (int t = 0; t < nt; t += t_stride) {
+  for (int t = 0; t < nt; t += stride.triangle) {
     const Triangle& tri = m.triangle(t);
     for (int k = 0; k < 3; ++k) {
       if (tri[k] > tri[(k + 1) % 3]) continue;  // each shared edge once
@@ -154,44 +153,53 @@ double VirtualGridError(const MeshSignedDistance& sdf, double band, double h, co
 
 absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshSdfGrid::Build(std::shared_ptr<const MeshSignedDistance> mesh,
                                                                       const SdfGridOptions& options, Executor& executor,
-                                                                      MemoryBudget& budget, absl::string_view field,
-                                                                      absl::string_view memory_field) {
-  const std::string f = field.empty() ? "" : absl::StrCat(field, ".");
-  if (!(options.max_error > 0) || !std::isfinite(options.max_error)) {
-    return InvalidFieldError(absl::StrCat(f, "max_error"),
-                             absl::StrCat("expected a finite error > 0 (m), got ", options.max_error));
-  }
-  if (!(options.band > 0) || !std::isfinite(options.band)) {
-    return InvalidFieldError(absl::StrCat(f, "band"),
-                             absl::StrCat("expected a finite band > 0 (m), got ", options.band));
-  }
+                                                                      MemoryBudget& budget, double max_queries,
+                                                                      absl::string_view field,
+                                                                      absl::string_view refusal_field) {
+  TAXEL_DCHECK(options.max_error > 0 && std::isfinite(options.max_error));
+  TAXEL_DCHECK(options.band > 0 && std::isfinite(options.band));
+  const std::string refused_as =
+      refusal_field.empty() ? absl::StrCat(field, field.empty() ? "" : ".", "max_error") : std::string(refusal_field);
   std::shared_ptr<MeshSdfGrid> grid(new MeshSdfGrid());
   grid->mesh_ = std::move(mesh);
   const MeshSignedDistance& sdf = *grid->mesh_;
+  const TriangleMesh& m = sdf.mesh();
   const double band = options.band, target = options.max_error;
-  const Aabb& bounds = sdf.mesh().bounds();
-  const double extent = (bounds.hi - bounds.lo).maxCoeff();
+  const double extent = (m.bounds().hi - m.bounds().lo).maxCoeff();
+
+  // Before any query: the least any build for this error costs, at the coarsest cell it allows.
+  SdfGridQueryMeter meter(max_queries, refused_as);
+  const double check_queries = static_cast<double>(SdfGridSampleCount(m, kSdfGridCheckSampling));
+  TAXEL_RETURN_IF_ERROR(meter.Charge(
+      0, SdfGridLeastQueries(m, options),
+      absl::StrCat(DescribeSdfGrid(SdfGridCoarsestCell(m, options), band), " (the coarsest this error allows)")));
 
   // Cell size: the largest h (from band/2 down) whose interpolant meets the target with margin.
-  const CheckSet search = MakeCheckSet(sdf, band, kSearchRandom, kSearchFeatures, 1, executor);
-  double h = std::min(band / 2, std::max(extent, band) / 4);
+  // Each step is charged before it runs, with the check set and a build at the current h still to
+  // come (h only shrinks: the grid will be at least this fine).
+  double h = SdfGridStartCell(m, band);
+  TAXEL_RETURN_IF_ERROR(meter.Charge(static_cast<double>(SdfGridSampleCount(m, kSdfGridSearchSampling)),
+                                     check_queries + SdfGridFillQueries(m, band, h), DescribeSdfGrid(h, band)));
+  const CheckSet search = MakeCheckSet(sdf, band, kSdfGridSearchSampling, 1, executor);
   const double h_floor = 1e-7 * std::max(extent, band);
   for (int step = 0; step < kSearchSteps && h > h_floor; ++step) {
+    TAXEL_RETURN_IF_ERROR(meter.Charge(8.0 * static_cast<double>(search.points.size()),
+                                       check_queries + SdfGridFillQueries(m, band, h), DescribeSdfGrid(h, band)));
     const double err = VirtualGridError(sdf, band, h, search, executor);
     if (err <= kSearchSafety * target) break;
     h *= std::clamp(0.9 * kSearchSafety * target / err, 0.25, 0.8);  // as if the error were linear in h
   }
 
   // Build, then check the built grid on independent points; shrink and rebuild if it misses.
-  const CheckSet check = MakeCheckSet(sdf, band, kCheckRandom, kCheckFeatures, 2, executor);
+  TAXEL_RETURN_IF_ERROR(meter.Charge(check_queries, SdfGridFillQueries(m, band, h), DescribeSdfGrid(h, band)));
+  const CheckSet check = MakeCheckSet(sdf, band, kSdfGridCheckSampling, 2, executor);
   std::vector<double> err(check.points.size());
   for (int attempt = 0;; ++attempt) {
     grid->stats_ = SdfGridStats{};
     grid->stats_.requested_max_error = target;
     grid->stats_.band = band;
     grid->SetLattice(h);
-    TAXEL_RETURN_IF_ERROR(
-        grid->Fill(executor, budget, memory_field.empty() ? absl::StrCat(f, "max_error") : std::string(memory_field)));
+    TAXEL_RETURN_IF_ERROR(grid->Fill(executor, budget, meter, refused_as));
     ParallelChunks(executor, static_cast<int64_t>(err.size()), kChunk, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const double d = grid->Query(check.points[i]).distance;
@@ -214,6 +222,7 @@ absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshSdfGrid::Build(std::share
     s.max_error = *std::max_element(err.begin(), err.end());
   }
   s.bytes = grid->memory_bytes();
+  s.num_queries = meter.spent();
   return std::shared_ptr<const MeshSdfGrid>(std::move(grid));
 }
 
@@ -232,9 +241,10 @@ void MeshSdfGrid::SetLattice(double h) {
   }
 }
 
-absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, absl::string_view field) {
+absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, SdfGridQueryMeter& meter,
+                               absl::string_view field) {
   const double n_top_d = static_cast<double>(bricks_.x()) * bricks_.y() * bricks_.z();
-  const std::string what = absl::StrFormat("a signed-distance grid of cell %.3g m", h_);
+  const std::string what = DescribeSdfGrid(h_, stats_.band);
   TAXEL_RETURN_IF_ERROR(budget.Reserve(n_top_d * sizeof(int32_t), field, absl::StrCat(what, " (its brick index)")));
   if (n_top_d * kBrickCells * kBrickCells * kBrickCells >= 2e9) {  // int cell indices
     return FieldError(absl::StatusCode::kResourceExhausted, field,
@@ -264,6 +274,8 @@ absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, absl::s
   for (size_t b = 0; b < n_top; ++b) {
     if (top[b] == kMarked) marked.push_back(b);
   }
+  // One query per marked brick, then the nodes of the kept ones: each charged before it is made.
+  TAXEL_RETURN_IF_ERROR(meter.Charge(static_cast<double>(marked.size()), 0, what));
   // Keep a marked brick only if a surface is within band + its half-diagonal of its centre.
   std::vector<uint8_t> keep(marked.size());
   const double reach = band + 0.5 * kSqrt3 * brick;
@@ -283,6 +295,8 @@ absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, absl::s
   });
   int64_t blocks = 0;
   for (uint8_t k : keep) blocks += k;
+  TAXEL_RETURN_IF_ERROR(meter.Charge(static_cast<double>(blocks) * kBrickValues, 0,
+                                     absl::StrCat(what, " (", blocks, " bricks of ", kBrickValues, " nodes)")));
   TAXEL_RETURN_IF_ERROR(budget.Reserve(static_cast<double>(blocks) * kBrickValues * sizeof(float), field,
                                        absl::StrCat(what, " (", blocks, " bricks of ", kBrickValues, " nodes)")));
   std::vector<size_t> block_brick;

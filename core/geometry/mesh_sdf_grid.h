@@ -34,6 +34,11 @@
 // request, h shrinks and the grid is rebuilt (at most twice). stats() reports the measured max and
 // p99 — the bound a user can see — with the cell size and the bytes.
 //
+// Work. Every node, search corner and check point costs one exact query; a small error on a large
+// mesh is billions of them. Build() takes a limit on the queries of the whole build (search and
+// rebuilds included) and refuses, before making them, what would pass it: first the least the
+// requested error can cost, then each stage (mesh_sdf_grid_cost.h).
+//
 // Sides beyond the band: each connected region of bricks without a block takes the side of one
 // of its brick centres (MeshSignedDistance::IsInside). For watertight meshes the side cannot
 // change inside such a region; for open meshes (winding-number sign) a region is given one side.
@@ -57,6 +62,8 @@
 
 namespace taxel::geometry {
 
+class SdfGridQueryMeter;
+
 /// What a grid is asked for.
 struct SdfGridOptions {
   /// Requested largest |grid − exact| over the band (m), finite and > 0.
@@ -76,22 +83,33 @@ struct SdfGridStats {
   int64_t num_check_points = 0;    ///< check points behind max_error and p99_error
   int64_t num_bricks = 0;          ///< bricks with a node block
   size_t bytes = 0;                ///< memory_bytes()
+  double num_queries = 0;          ///< exact queries the build made (mesh_sdf_grid_cost.h)
 };
 
 class MeshSdfGrid {
  public:
+  /// A query limit that never refuses.
+  static constexpr double kUnlimitedQueries = std::numeric_limits<double>::infinity();
+
   /// Builds the grid of `mesh` on `executor` (bricks in parallel; the result does not depend on
-  /// the number of workers). `field` names the options in errors ("grid" → "grid.max_error").
-  /// Errors: INVALID_ARGUMENT for a max_error or band that is not finite and > 0;
-  /// RESOURCE_EXHAUSTED (from `budget`, naming `memory_field`, by default "<field>.max_error")
-  /// when the grid the requested error needs does not fit — reserved before it is allocated
-  /// (each rebuild reserves again). Cost: O(nodes · log n) exact queries,
-  /// nodes ≈ 1.4 × (band shell volume) / h³.
+  /// the number of workers). `field` names the options ("grid" → "grid.max_error"); refusals name
+  /// `refusal_field`, by default "<field>.max_error". Cost: the exact queries of
+  /// mesh_sdf_grid_cost.h, O(log n) each; nodes ≈ 1.4 × (band shell volume) / h³.
+  /// @pre options.max_error and options.band finite and > 0 (validated at the edge: the server's
+  ///      codec, DecodeMeshUpload).
+  /// Errors, each before the work or allocation it refuses (the memory is reserved from `budget`,
+  /// each rebuild reserving again), RESOURCE_EXHAUSTED naming `refusal_field`:
+  /// - the least any build for `options` costs (SdfGridLeastQueries) exceeds `max_queries`
+  ///   (checked before any query);
+  /// - a stage (a search step, a build at the cell found) would, with what must follow it, take the
+  ///   build past `max_queries`;
+  /// - the grid's bytes do not fit `budget`.
   static absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> Build(std::shared_ptr<const MeshSignedDistance> mesh,
                                                                   const SdfGridOptions& options, Executor& executor,
                                                                   MemoryBudget& budget,
+                                                                  double max_queries = kUnlimitedQueries,
                                                                   absl::string_view field = "grid",
-                                                                  absl::string_view memory_field = "");
+                                                                  absl::string_view refusal_field = "");
 
   /// Signed distance at p_MQ (mesh frame M, m), per the table above. `max_distance` is only
   /// passed on to the exact query of deep inside points (the grid's reach is its band). No
@@ -115,8 +133,9 @@ class MeshSdfGrid {
 
   /// Lattice of cell size h for `mesh` and `band`: origin and bricks per axis.
   void SetLattice(double h);
-  /// Fills top_ and values_ (after SetLattice). RESOURCE_EXHAUSTED from `budget`.
-  absl::Status Fill(Executor& executor, MemoryBudget& budget, absl::string_view field);
+  /// Fills top_ and values_ (after SetLattice), charging its queries to `meter` before
+  /// making them. RESOURCE_EXHAUSTED from `budget` or `meter`.
+  absl::Status Fill(Executor& executor, MemoryBudget& budget, SdfGridQueryMeter& meter, absl::string_view field);
   /// Labels the bricks without a block: each connected region takes one side.
   void LabelEmptyBricks(std::vector<int32_t>* top) const;
 

@@ -18,19 +18,39 @@ double MeshStore::EstimateBytes(int64_t num_vertices, int64_t num_triangles) {
 }
 
 absl::StatusOr<MeshStore::AddResult> MeshStore::Add(std::vector<Eigen::Vector3d> vertices,
-                                                    std::vector<Triangle> triangles, absl::string_view field) {
+                                                    std::vector<Triangle> triangles, absl::string_view field,
+                                                    const std::optional<SdfGridOptions>& grid, MemoryBudget& budget) {
   const std::string id = TriangleMesh::ContentId(vertices, triangles);
+  AddResult out{id, false, nullptr, nullptr};
+  std::shared_ptr<const MeshSdfGrid> existing_grid;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = meshes_.find(id);
-    if (it != meshes_.end()) return AddResult{id, false, it->second};
+    if (auto it = meshes_.find(id); it != meshes_.end()) out.mesh = it->second;
+    if (auto it = grids_.find(id); out.mesh != nullptr && it != grids_.end()) existing_grid = it->second;
   }
-  auto mesh = TriangleMesh::Create(std::move(vertices), std::move(triangles), field);
-  if (!mesh.ok()) return mesh.status();
-  auto sdf = MeshSignedDistance::Build(*std::move(mesh));  // outside the lock: may take a while
+  if (out.mesh == nullptr) {  // outside the lock: may take a while
+    TAXEL_ASSIGN_OR_RETURN(auto mesh, TriangleMesh::Create(std::move(vertices), std::move(triangles), field));
+    out.mesh = MeshSignedDistance::Build(std::move(mesh));
+  }
+  bool built_grid = false;
+  if (grid.has_value()) {
+    out.grid = existing_grid;
+    if (auto options = GridToBuild(existing_grid.get(), *grid); options.has_value()) {
+      TAXEL_ASSIGN_OR_RETURN(out.grid, BuildGrid(out.mesh, *options, budget, "grid", ""));
+      built_grid = true;
+    }
+  }
+  // Everything is built: store it (a concurrent upload of the same mesh may have stored its own).
   std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = meshes_.emplace(id, std::move(sdf));
-  return AddResult{id, inserted, it->second};
+  auto [it, inserted] = meshes_.emplace(id, out.mesh);
+  out.newly_added = inserted;
+  out.mesh = it->second;
+  if (built_grid) {
+    KeepGridLocked(id, out.grid);
+  } else if (!grid.has_value()) {
+    if (auto g = grids_.find(id); g != grids_.end()) out.grid = g->second;  // the grid it has, if any
+  }
+  return out;
 }
 
 absl::StatusOr<std::shared_ptr<const MeshSignedDistance>> MeshStore::Get(const std::string& id,
@@ -78,49 +98,66 @@ absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshLookup::Grid(const std::s
   return FieldError(absl::StatusCode::kFailedPrecondition, field, "this mesh lookup cannot build grids");
 }
 
-absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::BuildGrid(const std::string& id,
+std::optional<SdfGridOptions> MeshStore::GridToBuild(const MeshSdfGrid* existing, SdfGridOptions wanted) {
+  if (existing == nullptr) return wanted;
+  const double error = existing->stats().requested_max_error;
+  if (error <= wanted.max_error && existing->band() >= wanted.band) return std::nullopt;
+  // The new grid serves every earlier user too: the smaller error, the wider band.
+  wanted.max_error = std::min(wanted.max_error, error);
+  wanted.band = std::max(wanted.band, existing->band());
+  return wanted;
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::BuildGrid(std::shared_ptr<const MeshSignedDistance> mesh,
                                                                         const SdfGridOptions& options,
                                                                         MemoryBudget& budget, absl::string_view field,
-                                                                        absl::string_view memory_field) const {
+                                                                        absl::string_view refusal_field) const {
+  return MeshSdfGrid::Build(std::move(mesh), options, *executor_, budget, max_grid_queries_, field, refusal_field);
+}
+
+absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::EnsureGrid(const std::string& id,
+                                                                         const SdfGridOptions& wanted, double min_band,
+                                                                         MemoryBudget& budget, absl::string_view field,
+                                                                         absl::string_view refusal_field) const {
   std::shared_ptr<const MeshSignedDistance> mesh;
+  std::shared_ptr<const MeshSdfGrid> existing;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = meshes_.find(id);
     if (it == meshes_.end()) return MeshNotFound(id);
     mesh = it->second;
+    if (auto g = grids_.find(id); g != grids_.end()) existing = g->second;
   }
+  std::optional<SdfGridOptions> options = GridToBuild(existing.get(), wanted);
+  if (!options.has_value()) return existing;
+  options->band = std::max(options->band, min_band);
   // Outside the lock (seconds for large meshes). Two concurrent builds of one mesh both succeed;
-  // the one stored last is kept, and each caller uses its own.
-  TAXEL_ASSIGN_OR_RETURN(auto grid, MeshSdfGrid::Build(mesh, options, *executor_, budget, field, memory_field));
+  // the wider is kept, and each caller uses its own.
+  TAXEL_ASSIGN_OR_RETURN(auto grid, BuildGrid(std::move(mesh), *options, budget, field, refusal_field));
   std::lock_guard<std::mutex> lock(mu_);
   if (meshes_.count(id) == 0) return MeshNotFound(id);  // removed meanwhile
-  auto& slot = grids_[id];
-  if (slot == nullptr || slot->band() <= grid->band()) slot = grid;
+  KeepGridLocked(id, grid);
   return grid;
+}
+
+void MeshStore::KeepGridLocked(const std::string& id, std::shared_ptr<const MeshSdfGrid> grid) const {
+  auto& slot = grids_[id];
+  if (slot == nullptr || slot->band() <= grid->band()) slot = std::move(grid);
 }
 
 absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::AddGrid(const std::string& id,
                                                                       const SdfGridOptions& options,
                                                                       MemoryBudget& budget, absl::string_view field) {
-  SdfGridOptions wanted = options;
-  if (auto g = grid(id); g != nullptr) {
-    if (g->stats().requested_max_error <= options.max_error && g->band() >= options.band) return g;
-    // The new grid serves every earlier user too: the smaller error, the wider band.
-    wanted.max_error = std::min(wanted.max_error, g->stats().requested_max_error);
-    wanted.band = std::max(wanted.band, g->band());
-  }
-  return BuildGrid(id, wanted, budget, field, "");
+  return EnsureGrid(id, options, 0, budget, field, "");
 }
 
 absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> MeshStore::Grid(const std::string& id, double min_band,
                                                                    MemoryBudget& budget,
                                                                    absl::string_view field) const {
-  SdfGridOptions options{kDefaultGridMaxError, std::max(min_band, kMinGridBand)};
-  if (auto g = grid(id); g != nullptr) {
-    if (g->band() >= min_band) return g;
-    options.max_error = g->stats().requested_max_error;  // the error asked for at upload
-  }
-  return BuildGrid(id, options, budget, "grid", field);
+  const std::shared_ptr<const MeshSdfGrid> existing = grid(id);
+  // The error asked for at upload, if any.
+  const double error = existing != nullptr ? existing->stats().requested_max_error : kDefaultGridMaxError;
+  return EnsureGrid(id, SdfGridOptions{error, min_band}, kMinGridBand, budget, "grid", field);
 }
 
 std::shared_ptr<const MeshSdfGrid> MeshStore::grid(const std::string& id) const {
@@ -151,8 +188,7 @@ int MeshStore::size() const {
 size_t MeshStore::memory_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   size_t total = 0;
-  for (const auto& [id, m] : meshes_) total += m->memory_bytes() + m->mesh().memory_bytes();
-  for (const auto& [id, g] : grids_) total += g->memory_bytes();
+  for (const auto& [id, m] : meshes_) total += m->memory_bytes() + m->mesh().memory_bytes() + GridBytesLocked(id);
   return total;
 }
 
@@ -160,9 +196,16 @@ size_t MeshStore::mesh_bytes(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = meshes_.find(id);
   if (it == meshes_.end()) return 0;
+  return it->second->memory_bytes() + it->second->mesh().memory_bytes() + GridBytesLocked(id);
+}
+
+size_t MeshStore::GridBytesLocked(const std::string& id) const {
   auto g = grids_.find(id);
-  return it->second->memory_bytes() + it->second->mesh().memory_bytes() +
-         (g == grids_.end() ? 0 : g->second->memory_bytes());
+  if (g == grids_.end()) return 0;
+  const MeshSdfGrid& grid = *g->second;
+  auto m = meshes_.find(id);
+  const bool own_copy = m == meshes_.end() || &grid.mesh() != m->second.get();
+  return grid.memory_bytes() + (own_copy ? grid.mesh().memory_bytes() + grid.mesh().mesh().memory_bytes() : 0);
 }
 
 }  // namespace taxel::geometry

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -62,6 +63,7 @@ class MeshStore final : public MeshLookup {
     std::string id;
     bool newly_added = false;
     std::shared_ptr<const MeshSignedDistance> mesh;
+    std::shared_ptr<const MeshSdfGrid> grid;  ///< the mesh's grid: the one asked for, else any it has
   };
 
   /// Upper bound of the bytes a mesh of this size takes once built (measured on geodesic spheres
@@ -70,9 +72,14 @@ class MeshStore final : public MeshLookup {
   /// Checked against the built size in mesh_store_test.
   static double EstimateBytes(int64_t num_vertices, int64_t num_triangles);
 
-  /// Validates (TriangleMesh::Create) and builds the acceleration structures once.
+  /// Validates (TriangleMesh::Create) and builds the acceleration structures once. With `grid`,
+  /// also builds (or keeps, by AddGrid's rule) the mesh's narrow-band grid, its bytes reserved from
+  /// `budget`; errors of MeshSdfGrid::Build name "grid.max_error". Nothing is stored until all of
+  /// it is built: a failed call leaves the store as it was.
   absl::StatusOr<AddResult> Add(std::vector<Eigen::Vector3d> vertices, std::vector<Triangle> triangles,
-                                absl::string_view field = "mesh");
+                                absl::string_view field = "mesh",
+                                const std::optional<SdfGridOptions>& grid = std::nullopt,
+                                MemoryBudget& budget = MemoryBudget::Unlimited());
 
   /// The mesh with content id `id`, scaled per axis by `scale` (NOT_FOUND for an unknown id;
   /// INVALID_ARGUMENT for a zero or non-finite scale component).
@@ -85,12 +92,18 @@ class MeshStore final : public MeshLookup {
   /// MeshSdfGrid::Build naming `field` ("grid.max_error"); NOT_FOUND for an unknown id.
   absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> AddGrid(const std::string& id, const SdfGridOptions& options,
                                                              MemoryBudget& budget, absl::string_view field = "grid");
+  /// MeshLookup::Grid: AddGrid's rule for the error asked at upload (or kDefaultGridMaxError) and
+  /// `min_band`, a new grid's band at least kMinGridBand.
   absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> Grid(const std::string& id, double min_band, MemoryBudget& budget,
                                                           absl::string_view field) const override;
   /// The grid mesh `id` has now, or null.
   std::shared_ptr<const MeshSdfGrid> grid(const std::string& id) const;
-  /// Grids are built on `executor` (not owned; default: the calling thread). Set before use.
-  void set_build_executor(Executor* executor) { executor_ = executor; }
+  /// Grids are built on `executor` (not owned; default: the calling thread), each within
+  /// `max_queries` exact distance queries (MeshSdfGrid::Build; default: no limit). Set before use.
+  void set_grid_builds(Executor* executor, double max_queries) {
+    executor_ = executor;
+    max_grid_queries_ = max_queries;
+  }
 
   bool Contains(const std::string& id) const;
   /// Drops the store's reference (scenes keep theirs). Returns false if unknown.
@@ -102,15 +115,32 @@ class MeshStore final : public MeshLookup {
   size_t mesh_bytes(const std::string& id) const override;
 
  private:
-  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> BuildGrid(const std::string& id, const SdfGridOptions& options,
-                                                               MemoryBudget& budget, absl::string_view field,
-                                                               absl::string_view memory_field) const;
+  // The grid `wanted` needs, given the one the mesh has: its options, or nullopt when `existing`
+  // serves (asked for an error ≤ wanted's and a band ≥ wanted's). The one reuse rule.
+  static std::optional<SdfGridOptions> GridToBuild(const MeshSdfGrid* existing, SdfGridOptions wanted);
+  // Builds a grid of `mesh` with the store's executor and query limit (no lock held).
+  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> BuildGrid(std::shared_ptr<const MeshSignedDistance> mesh,
+                                                               const SdfGridOptions& options, MemoryBudget& budget,
+                                                               absl::string_view field,
+                                                               absl::string_view refusal_field) const;
+  // GridToBuild, then BuildGrid of stored mesh `id` (a new grid's band at least `min_band`), kept.
+  absl::StatusOr<std::shared_ptr<const MeshSdfGrid>> EnsureGrid(const std::string& id, const SdfGridOptions& wanted,
+                                                                double min_band, MemoryBudget& budget,
+                                                                absl::string_view field,
+                                                                absl::string_view refusal_field) const;
+  // Stores `grid` as mesh `id`'s unless the one it has is wider. Needs mu_.
+  void KeepGridLocked(const std::string& id, std::shared_ptr<const MeshSdfGrid> grid) const;
+  // Bytes of mesh `id`'s grid, with its copy of the mesh when that is not the stored one (a grid
+  // built by an upload that lost a race with the same upload). Needs mu_.
+  size_t GridBytesLocked(const std::string& id) const;
+
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const MeshSignedDistance>> meshes_;
   // One grid per mesh id, the latest built (scenes keep the ones they use alive).
   mutable std::map<std::string, std::shared_ptr<const MeshSdfGrid>> grids_;
   mutable InlineExecutor inline_executor_;
   Executor* executor_ = &inline_executor_;
+  double max_grid_queries_ = MeshSdfGrid::kUnlimitedQueries;
   mutable std::map<std::tuple<std::string, double, double, double>, std::weak_ptr<const MeshSignedDistance>> scaled_;
 };
 

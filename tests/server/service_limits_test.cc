@@ -17,6 +17,7 @@ namespace taxel::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr int kEnvs = 4;
@@ -36,9 +37,11 @@ class ServiceLimitsTest : public ServerTest {
  protected:
   void SetUp() override {}  // each test starts its own server
 
-  void Start(int64_t max_memory_bytes, int64_t max_message_bytes = 8 * kMiB, int eval_threads = 0) {
+  void Start(int64_t max_memory_bytes, int64_t max_message_bytes = 8 * kMiB, int eval_threads = 0,
+             int64_t max_grid_build_queries = 0) {
     server::ServerOptions o = TestServerOptions();
     if (eval_threads > 0) o.eval_threads = eval_threads;
+    if (max_grid_build_queries > 0) o.limits.max_grid_build_queries = max_grid_build_queries;
     o.limits.max_memory_bytes = max_memory_bytes;
     o.limits.max_message_bytes = max_message_bytes;
     o.limits.max_triangles_per_mesh = 0;  // the largest mesh that fits in one message
@@ -219,6 +222,45 @@ TEST_F(ServiceLimitsTest, MeshGridsAreCountedAndRefusedBeforeAllocation) {
   ASSERT_TRUE(client_->DeleteScene("grasp").ok());
   ASSERT_TRUE(client_->DeleteMesh(plain->mesh_id()).ok());
   EXPECT_EQ(Take().memory, 0);
+}
+
+// Grid builds are bounded in exact distance queries (--max_grid_build_queries, here 2e6). On the
+// 320-triangle ball (r = 5 cm, bounds half-diagonal ρ = 5·√3 cm, area ≈ 0.031 m², default band 5 mm):
+// - 1e-8 m: the coarsest cell it allows is 3·√(1e-8 · (ρ + band)) = 0.09 mm, bricks of 0.73 mm, and
+//   band·area / (0.73 mm)³ ≈ 4e5 bricks of 730 queries: 3e8, refused before any work;
+// - 1e-6 m passes that (0.9 mm cells: 400 bricks, 3e5 queries) but the facets' edges drive the
+//   cell-size search far below it: refused during the search, before the grid's queries;
+// - 1e-3 m builds at the 2.5 mm start cell, a few 1e5 queries.
+// Either refusal leaves nothing: no mesh stored, memory_bytes as before.
+TEST_F(ServiceLimitsTest, MeshGridBuildsAreBoundedInQueries) {
+  Start(64 * kMiB, 8 * kMiB, 0, 2'000'000);
+  const geometry::MeshData ball = BallMesh();
+  const State before = Take();
+  v1::MeshGridOptions grid;
+  grid.set_max_error(1e-8);
+  auto refused = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball), grid);
+  ExpectExhausted(refused.status(), "grid.max_error", "(the coarsest this error allows)");
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("over the limit of 2e+06")) << refused.status();
+  ExpectUnchanged(before);
+  grid.set_max_error(1e-6);
+  refused = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball), grid);
+  ExpectExhausted(refused.status(), "grid.max_error", "over the limit of 2e+06");
+  EXPECT_THAT(std::string(refused.status().message()), Not(HasSubstr("coarsest"))) << refused.status();
+  ExpectUnchanged(before);
+  auto info = client_->GetServerInfo();
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->num_meshes(), 0);
+  // The mesh was not kept: deleting it is NOT_FOUND.
+  const std::string id = geometry::TriangleMesh::ContentId(ball.vertices, ball.triangles);
+  EXPECT_EQ(client_->DeleteMesh(id).code(), absl::StatusCode::kNotFound);
+  // A coarser grid of the same mesh then builds, within the limit.
+  grid.set_max_error(1e-3);
+  auto built = client_->UploadMesh(FlatVertices(ball), FlatTriangles(ball), grid);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->mesh_id(), id);
+  EXPECT_TRUE(built->newly_added());
+  EXPECT_LE(built->grid().max_error(), 1e-3);
+  EXPECT_GT(Take().memory, before.memory);
 }
 
 // Sensor buffers and histories: a history of 4096 samples of 25 probes × 6 channels in 4 envs is
