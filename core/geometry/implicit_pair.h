@@ -94,7 +94,7 @@ struct PairDerivatives {
 /// new solution (marked invalid when the solve fails, so that the next call starts cold).
 ///
 /// `derivatives`, when non-null, receives the PairDerivatives of the solution: one elimination of
-/// the KKT Jacobian at the solution with its six pose right-hand sides (about 1.5 µs more). It is
+/// the KKT Jacobian at the solution with its six pose right-hand sides (about 0.5 µs more). It is
 /// left invalid (zeros) when the solve did not converge, at p_12 = 0 (α is not differentiable
 /// there) or when the Jacobian is singular (not met on the four pair types).
 ///
