@@ -1,4 +1,4 @@
-// implicit_pair/{se_se,poly_poly,poly_se,tc_sec}_{cold,warm}: the iDCOL shape–shape solve
+// implicit_pair/{se_se,poly_poly,poly_se,tc_sec}_{cold,warm,warm_derivatives}: the iDCOL shape–shape solve
 // (core/geometry/implicit_pair.h), unit us, median over 10⁵ ergodic relative poses of the time of
 // one solve, with the mean number of Newton steps ("mean_iterations"), the mean time and the
 // number of solves that did not converge ("failures").
@@ -8,7 +8,8 @@
 // incommensurate frequencies (√2, √3, ...), so that t ↦ pose is ergodic over distances, directions
 // and orientations. Cold: t_k = k (poses unrelated), each solve from scratch. Warm: 100 runs of 1000
 // consecutive poses 1e-4 apart in t (runs 1 apart), each solve warm-started from the previous one
-// of its run (the first of a run is cold). Shapes: geometry::ImplicitPairTypes(), as in the tests.
+// of its run (the first of a run is cold). Warm derivatives: the warm runs asking for the
+// PairDerivatives too. Shapes: geometry::ImplicitPairTypes(), as in the tests.
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -41,7 +42,7 @@ RigidTransform PoseAt(double t, double lo, double hi) {
   return X;
 }
 
-void Run(Context& ctx, int type, bool warm) {
+void Run(Context& ctx, int type, bool warm, bool derivatives = false) {
   const geometry::ImplicitPairType pair = geometry::ImplicitPairTypes()[type];
   const ImplicitShape &a = pair.shape1, &b = pair.shape2;
   const double lo = 0.1 * std::min(a.inner_radius(), b.inner_radius());
@@ -56,6 +57,7 @@ void Run(Context& ctx, int type, bool warm) {
   long iterations = 0;
   int failures = 0;
   geometry::PairWarmStart state;
+  geometry::PairDerivatives d;
   // One untimed pass to warm caches and branch predictors, then the timed one.
   for (int pass = 0; pass < 2; ++pass) {
     iterations = 0;
@@ -63,11 +65,12 @@ void Run(Context& ctx, int type, bool warm) {
     for (int k = 0; k < poses; ++k) {
       if (k % kRunLength == 0) state = geometry::PairWarmStart();
       const auto start = std::chrono::steady_clock::now();
-      const geometry::PairSolution s = geometry::SolveImplicitPair(a, b, path[k], warm ? &state : nullptr);
+      const geometry::PairSolution s =
+          geometry::SolveImplicitPair(a, b, path[k], warm ? &state : nullptr, derivatives ? &d : nullptr);
       const auto stop = std::chrono::steady_clock::now();
       r.samples[k] = std::chrono::duration<double, std::micro>(stop - start).count();
       iterations += s.iterations;
-      failures += !s.converged;
+      failures += !s.converged || (derivatives && !d.valid);
     }
   }
   double total = 0;
@@ -82,12 +85,16 @@ void Run(Context& ctx, int type, bool warm) {
 
 TAXEL_BENCH_CASE("implicit_pair/se_se_cold", [](Context& ctx) { Run(ctx, 0, false); });
 TAXEL_BENCH_CASE("implicit_pair/se_se_warm", [](Context& ctx) { Run(ctx, 0, true); });
+TAXEL_BENCH_CASE("implicit_pair/se_se_warm_derivatives", [](Context& ctx) { Run(ctx, 0, true, true); });
 TAXEL_BENCH_CASE("implicit_pair/poly_poly_cold", [](Context& ctx) { Run(ctx, 1, false); });
 TAXEL_BENCH_CASE("implicit_pair/poly_poly_warm", [](Context& ctx) { Run(ctx, 1, true); });
+TAXEL_BENCH_CASE("implicit_pair/poly_poly_warm_derivatives", [](Context& ctx) { Run(ctx, 1, true, true); });
 TAXEL_BENCH_CASE("implicit_pair/poly_se_cold", [](Context& ctx) { Run(ctx, 2, false); });
 TAXEL_BENCH_CASE("implicit_pair/poly_se_warm", [](Context& ctx) { Run(ctx, 2, true); });
+TAXEL_BENCH_CASE("implicit_pair/poly_se_warm_derivatives", [](Context& ctx) { Run(ctx, 2, true, true); });
 TAXEL_BENCH_CASE("implicit_pair/tc_sec_cold", [](Context& ctx) { Run(ctx, 3, false); });
 TAXEL_BENCH_CASE("implicit_pair/tc_sec_warm", [](Context& ctx) { Run(ctx, 3, true); });
+TAXEL_BENCH_CASE("implicit_pair/tc_sec_warm_derivatives", [](Context& ctx) { Run(ctx, 3, true, true); });
 
 }  // namespace
 }  // namespace taxel::bench

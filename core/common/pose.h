@@ -48,6 +48,13 @@ struct RigidTransform {
   Eigen::Vector3d InverseApply(const Eigen::Vector3d& p_AQ) const { return R.transpose() * (p_AQ - p); }
 };
 
+/// The cross-product matrix [v]×: [v]×·w = v × w.
+inline Eigen::Matrix3d Skew(const Eigen::Vector3d& v) {
+  Eigen::Matrix3d m;
+  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return m;
+}
+
 /// Reads a 7-vector pose `v` = position (3) followed by a quaternion (4) in `order`, validates it
 /// and normalises the quaternion.
 /// Errors (INVALID_ARGUMENT, message prefixed with `field`): unspecified order, any non-finite

@@ -189,14 +189,17 @@ PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, cons
 // (Hertz's effective radius; exact for a sphere on a half-space, Archimedes). R_e is capped at the
 // larger outer radius, so that flat-on-flat contacts (det K → 0) stay finite. Friction uses the
 // slip at the midpoint of the witness points.
-PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
+PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
+                           ImplicitPairState* state) {
   PairForce out;
   const geometry::ImplicitShape& sa = *a.shape->implicit();
   const geometry::ImplicitShape& sb = *b.shape->implicit();
   const RigidTransform X_AB = a.X_WS.Inverse() * b.X_WS;
+  if (state != nullptr) state->iterations = 0, state->alpha = 0;
   // Outer balls apart: α > 1 for sure, no solve.
   if (X_AB.p.norm() >= sa.outer_radius() + sb.outer_radius()) return out;
-  const geometry::PairSolution s = geometry::SolveImplicitPair(sa, sb, X_AB);
+  const geometry::PairSolution s = geometry::SolveImplicitPair(sa, sb, X_AB, state != nullptr ? &state->warm : nullptr);
+  if (state != nullptr) state->iterations = s.iterations, state->alpha = s.alpha;
   if (!s.converged || !(s.alpha < 1)) return out;
   const double depth = (s.p1_1 - s.p2_1).dot(s.normal_1);
   if (!(depth > 0)) return out;
@@ -297,19 +300,26 @@ const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
   return "sampled";
 }
 
-PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b) {
+PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
+                           ImplicitPairState* state) {
   using geometry::ShapeKind;
   if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return SphereSphere(law, a, b);
   if (a.shape->kind() == ShapeKind::kImplicit && b.shape->kind() == ShapeKind::kImplicit) {
-    // Solved from the lexicographically smaller origin, so that F(B, A) = −F(A, B) exactly.
+    // Solved from the lexicographically smaller origin, so that F(B, A) = −F(A, B) exactly. A warm
+    // start of the other order does not apply (its variables are those of frame B).
     const Eigen::Vector3d &pa = a.X_WS.p, &pb = b.X_WS.p;
-    if (std::lexicographical_compare(pb.data(), pb.data() + 3, pa.data(), pa.data() + 3)) {
-      PairForce f = ImplicitImplicit(law, b, a);
+    const bool reversed = std::lexicographical_compare(pb.data(), pb.data() + 3, pa.data(), pa.data() + 3);
+    if (state != nullptr && state->reversed != reversed) {
+      state->warm.valid = false;
+      state->reversed = reversed;
+    }
+    if (reversed) {
+      PairForce f = ImplicitImplicit(law, b, a, state);
       f.normal = -f.normal;
       f.friction = -f.friction;
       return f;
     }
-    return ImplicitImplicit(law, a, b);
+    return ImplicitImplicit(law, a, b, state);
   }
   PairForce out;
   if (b.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, a, b, &out)) return out;

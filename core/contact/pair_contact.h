@@ -73,10 +73,11 @@
 // Hertz's effective radius R_e = 1/√det K; exact for a sphere on a flat face (Archimedes), first
 // order in δ/R_e otherwise. R_e is capped at the larger outer radius of the two shapes, so that
 // flat-on-flat contacts (a polytope face on a face, det K → 0) stay finite: their force is then
-// underestimated (use meshes or primitives where faces rest on faces). The pair is solved cold at
-// every step (the contact matrix keeps no per-pair state), in 3–4 µs, and skipped when the
-// outer balls are apart; a solve that does not converge (none in 4·10⁵ random poses) adds no
-// force. F(B, A) = −F(A, B) exactly (solved from the lexicographically smaller origin).
+// underestimated (use meshes or primitives where faces rest on faces). The pair is solved in
+// 3–4 µs cold, about 1 µs warm-started from the previous step's solution (ImplicitPairState, kept
+// by the contact matrix per env and pair of shapes), and skipped when the outer balls are apart;
+// a solve that does not converge (none in 4·10⁵ random poses) adds no force. F(B, A) = −F(A, B)
+// exactly (solved from the lexicographically smaller origin).
 #ifndef TAXEL_CORE_CONTACT_PAIR_CONTACT_H_
 #define TAXEL_CORE_CONTACT_PAIR_CONTACT_H_
 
@@ -84,6 +85,7 @@
 #include "core/common/pose.h"
 #include "core/contact/nonlinear_law.h"
 #include "core/contact/surface_samples.h"
+#include "core/geometry/implicit_pair.h"
 #include "core/geometry/mesh_sdf_grid.h"
 #include "core/geometry/shape.h"
 
@@ -114,11 +116,24 @@ struct PairForce {
   bool closed_form = false;  ///< which method was used (for tests and the table)
 };
 
+/// What an implicit–implicit pair keeps from one step to the next (per env and pair of shapes):
+/// the last solution as a warm start. A warm start only changes the number of Newton steps, not
+/// the answer (the same α to the solver's tolerance, 1e-10 relative).
+struct ImplicitPairState {
+  geometry::PairWarmStart warm;  ///< of the pair in the order solved (smaller origin first)
+  bool reversed = false;         ///< that order was (B, A)
+  int iterations = 0;            ///< Newton steps of the last call; 0 when it did not solve
+  double alpha = 0;              ///< α of the last call's solve; 0 when it did not solve
+};
+
 /// The method the pair would use, as a string of the table above ("closed_form", "implicit_pair" or
 /// "sampled").
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b);
 
-PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b);
+/// The force on A from B. `state` (may be null: cold solves) is read and updated by
+/// implicit–implicit pairs only; other pairs ignore it.
+PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
+                           ImplicitPairState* state = nullptr);
 
 /// ∫_{x0}^{x1} max(0, k_p x^n + k_c S(x/d_max) v_n) dx, exactly: the antiderivative of the
 /// unclamped law over the intervals where it is positive (their ends by bisection when the bodies

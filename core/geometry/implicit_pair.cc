@@ -199,13 +199,14 @@ bool MarquardtStep(const Problem& p, Iterate* it, Iterate* trial) {
   return false;
 }
 
-/// Solves J·Δ = −F by Gaussian elimination with partial pivoting on the row-major augmented
-/// matrix, every loop bound a constant (Eigen's PartialPivLU is written for any size). False when a
-/// pivot vanishes or the step is not finite.
-bool NewtonStep(const Matrix6d& J, const Vector6d& F, Vector6d* step) {
-  Eigen::Matrix<double, 6, 7, Eigen::RowMajor> A;
-  A.leftCols<6>() = J;
-  A.col(6) = -F;
+/// Solves J·X = B in place (B: N right-hand sides) by Gaussian elimination with partial pivoting
+/// on the row-major augmented matrix, every loop bound a constant (Eigen's PartialPivLU is written
+/// for any size). False when a pivot vanishes or the solution is not finite.
+template <int N>
+bool SolveKkt(const Matrix6d& J, Eigen::Matrix<double, 6, N>* B) {
+  Eigen::Matrix<double, 6, 6 + N, Eigen::RowMajor> A;
+  A.template leftCols<6>() = J;
+  A.template rightCols<N>() = *B;
   for (int k = 0; k < 6; ++k) {
     int pivot = k;
     double best = std::abs(A(k, k));
@@ -220,15 +221,23 @@ bool NewtonStep(const Matrix6d& J, const Vector6d& F, Vector6d* step) {
     const double inverse = 1 / A(k, k);
     for (int i = k + 1; i < 6; ++i) {
       const double f = A(i, k) * inverse;
-      for (int j = k + 1; j < 7; ++j) A(i, j) -= f * A(k, j);
+      for (int j = k + 1; j < 6 + N; ++j) A(i, j) -= f * A(k, j);
     }
   }
   for (int k = 5; k >= 0; --k) {
-    double v = A(k, 6);
-    for (int j = k + 1; j < 6; ++j) v -= A(k, j) * (*step)[j];
-    (*step)[k] = v / A(k, k);
+    for (int c = 0; c < N; ++c) {
+      double v = A(k, 6 + c);
+      for (int j = k + 1; j < 6; ++j) v -= A(k, j) * (*B)(j, c);
+      (*B)(k, c) = v / A(k, k);
+    }
   }
-  return step->allFinite();
+  return B->allFinite();
+}
+
+/// The Newton step: J·Δ = −F.
+bool NewtonStep(const Matrix6d& J, const Vector6d& F, Vector6d* step) {
+  *step = -F;
+  return SolveKkt<1>(J, step);
 }
 
 /// Damped Newton from it (evaluated at it->z): Armijo backtracking on ½|F|², steps capped so that α changes by at
@@ -335,6 +344,68 @@ bool Continuation(const Problem& p, Iterate* it, int* steps) {
   return true;
 }
 
+// Derivatives by the implicit function theorem. At the solution F(z; R, v) = 0 with v the
+// (surrogate) centre of shape 2 in units of ℓ, so dz = −J⁻¹·∂F/∂(v, θ)·d(v, θ) with the Jacobian J
+// of the converged iterate. Shape 2 enters F through y2 = a·Rᵀ(x̃ − v) only (plus the R in
+// F3:5 = μ1ĝ1 + μ2R ĝ2): a translation δv moves y2 by −a·Rᵀδv, a rotation R ← (I + [δθ]×)R by
+// a·Rᵀ[u]×δθ (u = x̃ − v), and rotates R ĝ2 by −[G2]×δθ. The v-derivative is therefore minus the
+// shape-2 part of J's x̃ columns,
+//
+//   ∂F/∂v = −B,  B = [0; a G2ᵀ; a μ2 M2; −a μ2 (w2 + G2)ᵀ],   ∂F/∂θ = B·[u]× − [0; 0; μ2[G2]×; 0].
+//
+// The true problem is the surrogate scaled by c = |p_12|/ℓ: y1, y2, n and μ_i are invariant under
+// that scaling (degree 0) and s shifts by ln c, so their derivatives in p_12 (metres) are those
+// in v at the surrogate divided by |p_12|; rotations are not scaled. Then α = e^s·|p_12|/ℓ gives
+// ∂α = α·∂s, y1 = ℓa·x̃ gives ∂p1 = ℓa(∂x̃ − x̃∂s), p2 = p_12 + ℓa(x̃ − v) gives
+// ∂p2 = [I, 0] + ℓa(∂x̃ − ∂v − u∂s), and n = ∇φ1/|∇φ1| at p1 gives ∂n = (I − nnᵀ)∇²φ1·∂p1/|∇φ1|.
+// Shape 1's columns follow by invariance (PairDerivatives in the header).
+bool SolvePairDerivatives(const Problem& p, const Iterate& it, const PairSolution& s, const Eigen::Vector3d& p_12,
+                          PairDerivatives* out) {
+  Geometry geo;
+  const Eigen::Vector3d x = it.z.head<3>();
+  EvaluateGeometry(p, x, it.z[3], &geo);
+  const double a = geo.a, mu2 = it.z[5];
+  const Eigen::Vector3d u = x - p.r_hat;
+  Eigen::Matrix<double, 6, 3> B;
+  B.row(0).setZero();
+  B.row(1) = a * geo.G2.transpose();
+  B.middleRows<3>(2) = (a * mu2) * geo.M2;
+  B.row(5) = -(a * mu2) * (geo.w2 + geo.G2).transpose();
+  // dz/d(v, θ) = J⁻¹·(−∂F/∂(v, θ)), one elimination for the six columns.
+  Matrix6d D;
+  D.leftCols<3>() = B;
+  D.rightCols<3>() = -B * Skew(u);
+  D.block<3, 3>(2, 3) += mu2 * Skew(geo.G2);
+  if (!SolveKkt<6>(it.J, &D)) return false;
+  // Per metre of p_12 for the translation columns (the degree-0 outputs and s; x̃ scales with c,
+  // but enters below only through the degree-0 combinations).
+  const double distance = p_12.norm();
+  D.leftCols<3>() /= distance;
+  const double la = p.l * a;
+  Eigen::Matrix<double, 1, 6> d_alpha = s.alpha * D.row(3);
+  Eigen::Matrix<double, 3, 6> d_p1 = la * (D.topRows<3>() - x * D.row(3));
+  Eigen::Matrix<double, 3, 6> d_p2 = la * (D.topRows<3>() - u * D.row(3));
+  d_p2.leftCols<3>().diagonal().array() += 1 - la / distance;  // I − ℓa·∂v/∂p_12 (ℓa/|p_12| = 1/α)
+  const Eigen::Matrix3d tangent = Eigen::Matrix3d::Identity() - s.normal_1 * s.normal_1.transpose();
+  Eigen::Matrix<double, 3, 6> d_n = tangent * geo.H1 * d_p1 / (p.l * geo.g1.norm());
+  // Shape 1: T maps its twist to the equivalent twist of shape 2 about p_12.
+  Matrix6d T = Matrix6d::Zero();
+  T.topLeftCorner<3, 3>() = -Eigen::Matrix3d::Identity();
+  T.topRightCorner<3, 3>() = Skew(p_12);
+  T.bottomRightCorner<3, 3>() = -Eigen::Matrix3d::Identity();
+  auto rigid = [](const Eigen::Vector3d& q) {  // [I, −[q]×]: a point moving with both shapes
+    Eigen::Matrix<double, 3, 6> m;
+    m << Eigen::Matrix3d::Identity(), -Skew(q);
+    return m;
+  };
+  out->alpha << d_alpha * T, d_alpha;
+  out->normal << d_n * T, d_n;
+  out->normal.block<3, 3>(0, 3) -= Skew(s.normal_1);
+  out->p1 << rigid(s.p1_1) + d_p1 * T, d_p1;
+  out->p2 << rigid(s.p2_1) + d_p2 * T, d_p2;
+  return out->alpha.allFinite() && out->normal.allFinite();
+}
+
 }  // namespace
 
 namespace internal {
@@ -357,7 +428,7 @@ void PairKkt(const ImplicitShape& shape1, const ImplicitShape& shape2, const Eig
 }  // namespace internal
 
 PairSolution SolveImplicitPair(const ImplicitShape& shape1, const ImplicitShape& shape2, const RigidTransform& X_12,
-                               PairWarmStart* warm) {
+                               PairWarmStart* warm, PairDerivatives* derivatives) {
   const double distance = X_12.p.norm();
   const Problem p{&shape1, &shape2, X_12.R,
                   distance > 0 ? Eigen::Vector3d(X_12.p / distance) : Eigen::Vector3d::UnitX(),
@@ -392,6 +463,11 @@ PairSolution SolveImplicitPair(const ImplicitShape& shape1, const ImplicitShape&
   out.lambda2 = out.alpha * it.z[5];
   out.converged = converged;
   out.residual = it.F.lpNorm<Eigen::Infinity>();
+  if (derivatives != nullptr) {
+    *derivatives = PairDerivatives();
+    if (converged && distance > 0) derivatives->valid = SolvePairDerivatives(p, it, out, X_12.p, derivatives);
+    if (!derivatives->valid) *derivatives = PairDerivatives();
+  }
   if (warm != nullptr) {
     warm->valid = converged;
     warm->x = it.z.head<3>();

@@ -140,7 +140,10 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
   if (estimated) TAXEL_RETURN_IF_ERROR(est->ReserveSamples(m, field, budget));
   est->matrix_ =
       std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names), spec.friction);
-  if (estimated) TAXEL_RETURN_IF_ERROR(est->PrepareShapes(m, field, budget, meshes));
+  if (estimated) {
+    TAXEL_RETURN_IF_ERROR(est->PrepareShapes(m, field, budget, meshes));
+    TAXEL_RETURN_IF_ERROR(est->CreateImplicitStates(m, field, budget));
+  }
   return est;
 }
 
@@ -199,7 +202,73 @@ absl::Status ContactEstimation::PrepareShapes(const SceneModel& m, absl::string_
   return absl::OkStatus();
 }
 
-void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin, Workspace& ws) const {
+template <typename Fn>
+void ContactEstimation::ForEachLinkPair(int env, const SceneModel& m, Fn&& fn) const {
+  for (size_t r = 0; r < row_links_.size(); ++r) {
+    const LinkIndex b = row_links_[r];
+    const int asset_b = m.AssetIn(b, env);
+    if (asset_b < 0) continue;
+    const int col_b = column_of_link_[b.value()];
+    for (size_t c = 0; c < column_links_.size(); ++c) {
+      for (LinkIndex q : column_links_[c]) {
+        if (q == b) continue;  // self-pairs stay zero
+        const bool mirrored = row_of_link_[q.value()] >= 0 && col_b >= 0;
+        if (mirrored && q < b) continue;  // computed once, from the lower link index
+        const int asset_q = m.AssetIn(q, env);
+        if (asset_q < 0) continue;
+        fn(static_cast<int>(r), static_cast<int>(c), b, q, asset_b, asset_q, mirrored);
+      }
+    }
+  }
+}
+
+absl::Status ContactEstimation::CreateImplicitStates(const SceneModel& m, absl::string_view field,
+                                                     MemoryBudget& budget) {
+  implicit_ordinal_.resize(m.num_links());
+  implicit_count_.resize(m.num_links());
+  bool any = false;
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (!InMatrix(l)) continue;
+    for (const auto& shapes : m.links()[l].assets) {
+      std::vector<int> ordinal;
+      int count = 0;
+      for (const ShapeInstance& si : shapes) {
+        ordinal.push_back(si.shape.kind() == geometry::ShapeKind::kImplicit ? count++ : -1);
+      }
+      implicit_ordinal_[l].push_back(std::move(ordinal));
+      implicit_count_[l].push_back(count);
+      any |= count > 0;
+    }
+  }
+  std::vector<size_t> per_env(m.num_envs(), 0);
+  double total = 0;
+  for (int e = 0; any && e < m.num_envs(); ++e) {
+    ForEachLinkPair(e, m, [&](int, int, LinkIndex b, LinkIndex q, int asset_b, int asset_q, bool) {
+      per_env[e] += static_cast<size_t>(implicit_count_[b.value()][asset_b]) * implicit_count_[q.value()][asset_q];
+    });
+    total += static_cast<double>(per_env[e]);
+  }
+  if (total == 0) {
+    implicit_ordinal_.clear();
+    implicit_count_.clear();
+    return absl::OkStatus();
+  }
+  TAXEL_RETURN_IF_ERROR(budget.Reserve(total * sizeof(contact::ImplicitPairState), absl::StrCat(field, ".bodies"),
+                                       absl::StrCat("the warm starts of ", total, " implicit shape pairs")));
+  implicit_states_.resize(m.num_envs());
+  for (int e = 0; e < m.num_envs(); ++e) implicit_states_[e].resize(per_env[e]);
+  implicit_iterations_.assign(m.num_envs(), 0);
+  return absl::OkStatus();
+}
+
+void ContactEstimation::ResetEnv(int env) {
+  matrix_->ClearEnv(env);
+  if (implicit_states_.empty()) return;
+  for (contact::ImplicitPairState& s : implicit_states_[env]) s = contact::ImplicitPairState();
+  implicit_iterations_[env] = 0;
+}
+
+void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin, Workspace& ws) {
   contact::ContactMatrix& M = *matrix_;
   M.ClearEnv(env);
   auto add = [&](int row, int col, const contact::PairForce& f, double sign) {
@@ -220,45 +289,43 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
     const int asset = m.AssetIn(LinkIndex(l), env);
     if (asset >= 0) world_bounds[l] = m.links()[l].asset_bounds_L[asset].Transformed(kin(env, LinkIndex(l)).X_WL);
   }
-  auto bounds = [&](LinkIndex l, int) -> const geometry::Aabb& { return world_bounds[l.value()]; };
-  for (size_t r = 0; r < row_links_.size(); ++r) {
-    const LinkIndex b = row_links_[r];
-    const int asset_b = m.AssetIn(b, env);
-    if (asset_b < 0) continue;
-    const geometry::Aabb& bounds_b = bounds(b, asset_b);
+  contact::ImplicitPairState* states = implicit_states_.empty() ? nullptr : implicit_states_[env].data();
+  size_t next_state = 0;  // the first state of the current link pair
+  int64_t iterations = 0;
+  ForEachLinkPair(env, m, [&](int r, int c, LinkIndex b, LinkIndex q, int asset_b, int asset_q, bool mirrored) {
+    // States are numbered whether or not the pair overlaps in this step.
+    const size_t first = next_state;
+    const int count_q = states != nullptr ? implicit_count_[q.value()][asset_q] : 0;
+    if (states != nullptr) next_state += static_cast<size_t>(implicit_count_[b.value()][asset_b]) * count_q;
+    if (!world_bounds[b.value()].Overlaps(world_bounds[q.value()])) return;
     const sensors::LinkKinematics& kb = kin(env, b);
-    const int col_b = column_of_link_[b.value()];
-    for (size_t c = 0; c < column_links_.size(); ++c) {
-      for (LinkIndex q : column_links_[c]) {
-        if (q == b) continue;  // self-pairs stay zero
-        const int row_q = row_of_link_[q.value()];
-        const bool mirrored = row_q >= 0 && col_b >= 0;
-        if (mirrored && q < b) continue;  // computed once, from the lower link index
-        const int asset_q = m.AssetIn(q, env);
-        if (asset_q < 0) continue;
-        if (!bounds_b.Overlaps(bounds(q, asset_q))) continue;
-        const sensors::LinkKinematics& kq = kin(env, q);
-        contact::PairForce total;
-        const auto& shapes_b = m.link(b).assets[asset_b];
-        const auto& shapes_q = m.link(q).assets[asset_q];
-        for (size_t i = 0; i < shapes_b.size(); ++i) {
-          const ShapeData& da = shapes_[b.value()][asset_b][i];
-          const contact::PlacedShape A{
-              &shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &da.samples, kb.v_W, kb.w_W, kb.X_WL.p, da.grid.get()};
-          for (size_t j = 0; j < shapes_q.size(); ++j) {
-            const ShapeData& dq = shapes_[q.value()][asset_q][j];
-            const contact::PlacedShape B{
-                &shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &dq.samples, kq.v_W, kq.w_W, kq.X_WL.p, dq.grid.get()};
-            const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B);
-            total.normal += f.normal;
-            total.friction += f.friction;
-          }
-        }
-        add(static_cast<int>(r), static_cast<int>(c), total, 1.0);
-        if (mirrored) add(row_q, col_b, total, -1.0);  // robot/robot entries are antisymmetric
+    const sensors::LinkKinematics& kq = kin(env, q);
+    contact::PairForce total;
+    const auto& shapes_b = m.link(b).assets[asset_b];
+    const auto& shapes_q = m.link(q).assets[asset_q];
+    for (size_t i = 0; i < shapes_b.size(); ++i) {
+      const ShapeData& da = shapes_[b.value()][asset_b][i];
+      const contact::PlacedShape A{
+          &shapes_b[i].shape, kb.X_WL * shapes_b[i].X_LS, &da.samples, kb.v_W, kb.w_W, kb.X_WL.p, da.grid.get()};
+      const int ordinal_b = states != nullptr ? implicit_ordinal_[b.value()][asset_b][i] : -1;
+      for (size_t j = 0; j < shapes_q.size(); ++j) {
+        const ShapeData& dq = shapes_[q.value()][asset_q][j];
+        const contact::PlacedShape B{
+            &shapes_q[j].shape, kq.X_WL * shapes_q[j].X_LS, &dq.samples, kq.v_W, kq.w_W, kq.X_WL.p, dq.grid.get()};
+        const int ordinal_q = ordinal_b >= 0 ? implicit_ordinal_[q.value()][asset_q][j] : -1;
+        contact::ImplicitPairState* state =
+            ordinal_q >= 0 ? &states[first + static_cast<size_t>(ordinal_b) * count_q + ordinal_q] : nullptr;
+        const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B, state);
+        if (state != nullptr) iterations += state->iterations;
+        total.normal += f.normal;
+        total.friction += f.friction;
       }
     }
-  }
+    add(r, c, total, 1.0);
+    // Robot/robot entries are antisymmetric.
+    if (mirrored) add(row_of_link_[q.value()], column_of_link_[b.value()], total, -1.0);
+  });
+  if (states != nullptr) implicit_iterations_[env] = iterations;
 }
 
 absl::Status ContactEstimation::ValidateReported(const ReportedContacts& k, absl::Span<const int32_t> stepped) const {
@@ -323,6 +390,7 @@ void ContactEstimation::ApplyReported(const ReportedContacts& k, absl::Span<cons
 size_t ContactEstimation::memory_bytes() const {
   size_t total = sizeof(*this) + matrix_->memory_bytes();
   // (The grids are the mesh store's memory.)
+  for (const auto& env : implicit_states_) total += env.capacity() * sizeof(contact::ImplicitPairState);
   for (const auto& link : shapes_) {
     for (const auto& asset : link) {
       for (const ShapeData& d : asset) {

@@ -13,6 +13,7 @@
 #include "core/common/ids.h"
 #include "core/common/workspace.h"
 #include "core/contact/contact_matrix.h"
+#include "core/contact/pair_contact.h"
 #include "core/contact/surface_samples.h"
 #include "core/geometry/mesh_store.h"
 #include "core/scene/scene_model.h"
@@ -58,7 +59,23 @@ class ContactEstimation {
   int column_of(LinkIndex l) const { return column_of_link_[l.value()]; }
 
   /// ESTIMATED: recomputes env e from the current poses and velocities (scratch from `ws`).
-  void EstimateEnv(int env, const SceneModel& model, const KinematicsFn& kinematics, Workspace& ws) const;
+  /// Implicit–implicit pairs of shapes start from env e's previous solution of the same pair
+  /// (contact::ImplicitPairState): calls for different envs may run concurrently, calls for one env
+  /// may not. The results depend on env e's own history only, never on the thread count.
+  void EstimateEnv(int env, const SceneModel& model, const KinematicsFn& kinematics, Workspace& ws);
+  /// Forgets env e: zeroes its matrix and drops its pairs' warm starts (after Scene::Reset the next
+  /// estimate solves cold).
+  void ResetEnv(int env);
+  /// Newton steps of the implicit–implicit pair solves of env e's last estimate (0 before any).
+  int64_t implicit_pair_iterations(int env) const {
+    return implicit_iterations_.empty() ? 0 : implicit_iterations_[env];
+  }
+  /// The states of env e's implicit–implicit pairs of shapes (empty when there are none), each as
+  /// left by the last estimate that reached it (pairs whose bounds did not overlap keep theirs).
+  absl::Span<const contact::ImplicitPairState> implicit_pair_states(int env) const {
+    if (implicit_states_.empty()) return {};
+    return implicit_states_[env];
+  }
 
   /// REPORTED: checks a step's contacts (env ids must be among `stepped`, links in range, forces
   /// finite); INVALID_ARGUMENT naming "contacts.<array>[k]".
@@ -73,6 +90,15 @@ class ContactEstimation {
 
  private:
   ContactEstimation() = default;
+  /// Calls fn(row, column, b, q, asset_b, asset_q, mirrored) for every (row link b, partner link q)
+  /// that env's estimate considers, in a fixed order: not self-pairs, robot/robot pairs once from
+  /// the lower link index (`mirrored`: the pair also fills (row of q, column of b)), not empty
+  /// object slots. The order numbers the implicit pair states.
+  template <typename Fn>
+  void ForEachLinkPair(int env, const SceneModel& m, Fn&& fn) const;
+  /// ESTIMATED: numbers the implicit shapes of every asset and sizes the per-env pair states
+  /// (RESOURCE_EXHAUSTED naming `field`.bodies when they do not fit `budget`).
+  absl::Status CreateImplicitStates(const SceneModel& m, absl::string_view field, MemoryBudget& budget);
   contact::ContactMatrixSpec spec_;
   std::unique_ptr<contact::ContactMatrix> matrix_;
   std::vector<LinkIndex> row_links_;
@@ -92,6 +118,14 @@ class ContactEstimation {
   };
   // Per link, asset and shape (only for links in the matrix).
   std::vector<std::vector<std::vector<ShapeData>>> shapes_;
+  // Implicit shapes per link and asset: ordinal among the asset's implicit shapes (−1: another
+  // kind), and their count. Empty when the matrix has no implicit–implicit pair.
+  std::vector<std::vector<std::vector<int>>> implicit_ordinal_;
+  std::vector<std::vector<int>> implicit_count_;
+  // Per env: the state of each implicit–implicit pair of shapes, in ForEachLinkPair order (for a
+  // link pair, shape i of b against shape j of q at i·count_q + j), and the last estimate's steps.
+  std::vector<std::vector<contact::ImplicitPairState>> implicit_states_;
+  std::vector<int64_t> implicit_iterations_;
 };
 
 }  // namespace taxel::scene

@@ -479,7 +479,7 @@ absl::Status Scene::Reset(absl::Span<const int32_t> env_ids) {
     ++reset_count_[e];
     env_steps_since_reset_[e] = 0;
     for (auto& [id, s] : sensors_) s->ResetEnv(e, reset_count_[e]);
-    if (contacts_ != nullptr) contacts_->matrix().ClearEnv(e);
+    if (contacts_ != nullptr) contacts_->ResetEnv(e);
   }
   return absl::OkStatus();
 }

@@ -312,6 +312,168 @@ TEST(ImplicitPairTest, WarmStartTracksASmoothPath) {
   }
 }
 
+// ---- Derivatives (PairDerivatives) ----
+
+//   o---------> p = d·u          two spheres: α = d/(R1 + R2) and n = u = p/d, so
+//   shape 1      shape 2         ∂α/∂t2 = uᵀ/(R1 + R2), ∂n/∂t2 = (I − uuᵀ)/d, ∂p1/∂t2 = R1(I − uuᵀ)/d,
+//                                nothing changes when a sphere turns about its centre (∂/∂θ_i = 0),
+//                                and translating shape 1 is translating shape 2 backwards with p1
+//                                carried along: ∂α/∂t1 = −∂α/∂t2, ∂p1/∂t1 = I − ∂p1/∂t2.
+TEST(ImplicitPairTest, SphereDerivativesMatchTheClosedForm) {
+  const double r1 = 0.02, r2 = 0.015;
+  std::mt19937 rng(31);
+  for (double d : {0.01, 0.035, 0.08}) {
+    RigidTransform X;
+    X.R = RandomRotation(rng);
+    const Eigen::Vector3d u = RandomDirection(rng);
+    X.p = d * u;
+    PairDerivatives D;
+    ASSERT_TRUE(SolveImplicitPair(Sphere(r1), Sphere(r2), X, nullptr, &D).converged);
+    ASSERT_TRUE(D.valid);
+    const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - u * u.transpose();
+    const double tol = 1e-9;
+    EXPECT_LE((D.alpha.segment<3>(6) - u.transpose() / (r1 + r2)).norm(), tol / (r1 + r2)) << d;
+    EXPECT_LE((D.alpha.segment<3>(0) + u.transpose() / (r1 + r2)).norm(), tol / (r1 + r2)) << d;
+    EXPECT_LE(D.alpha.segment<3>(3).norm() + D.alpha.segment<3>(9).norm(), tol) << d;
+    EXPECT_LE((D.normal.block<3, 3>(0, 6) - P / d).norm(), tol / d) << d;
+    EXPECT_LE((D.normal.block<3, 3>(0, 0) + P / d).norm(), tol / d) << d;
+    EXPECT_LE((D.normal.block<3, 3>(0, 3).norm() + D.normal.block<3, 3>(0, 9).norm()), tol) << d;
+    EXPECT_LE((D.p1.block<3, 3>(0, 6) - r1 * P / d).norm(), tol) << d;
+    EXPECT_LE((D.p1.block<3, 3>(0, 0) - (Eigen::Matrix3d::Identity() - r1 * P / d)).norm(), tol) << d;
+    EXPECT_LE((D.p2.block<3, 3>(0, 6) - (Eigen::Matrix3d::Identity() - r2 * P / d)).norm(), tol) << d;
+  }
+}
+
+/// The solution polished to machine precision by Newton steps on internal::PairKkt (the solver
+/// stops at a residual of 1e-10, which a difference quotient would divide by its step), as the
+/// world quantities of the file comment: α, n, p1, p2 (frame 1).
+struct Polished {
+  double alpha;
+  Eigen::Vector3d n, p1, p2;
+};
+
+Polished PolishedSolve(const ImplicitShape& a, const ImplicitShape& b, const RigidTransform& X) {
+  const PairSolution s = SolveImplicitPair(a, b, X);
+  EXPECT_TRUE(s.converged);
+  const double l = internal::PairLengthScale(a, b), d = X.p.norm();
+  const Eigen::Vector3d r_hat = X.p / d;
+  Eigen::Matrix<double, 6, 1> z, F;
+  Eigen::Matrix<double, 6, 6> J;
+  const double s_surrogate = std::log(s.alpha * l / d);
+  z << std::exp(s_surrogate) * s.p1_1 / l, s_surrogate, s.lambda1 / s.alpha, s.lambda2 / s.alpha;
+  for (int k = 0; k < 3; ++k) {
+    internal::PairKkt(a, b, X.R, r_hat, l, z, &F, &J);
+    z -= J.fullPivLu().solve(F);
+  }
+  const double scale = l * std::exp(-z[3]);
+  Polished out;
+  out.alpha = std::exp(z[3]) * d / l;
+  out.p1 = scale * z.head<3>();
+  out.p2 = X.p + scale * (z.head<3>() - r_hat);
+  Eigen::Vector3d g;
+  a.Evaluate(out.p1, &g, nullptr);
+  out.n = g.normalized();
+  return out;
+}
+
+Eigen::Matrix3d ExpRotation(const Eigen::Vector3d& w) {
+  const double angle = w.norm();
+  return angle == 0 ? Eigen::Matrix3d::Identity() : Eigen::AngleAxisd(angle, w / angle).toRotationMatrix();
+}
+
+/// The pair after the twist h·e_k of column k (0–5 shape 1, 6–11 shape 2; the PairDerivatives
+/// convention), solved afresh and expressed in the unperturbed frame 1 (the world).
+Polished Perturbed(const ImplicitShape& a, const ImplicitShape& b, const RigidTransform& X, int k, double h) {
+  Eigen::Matrix<double, 6, 1> xi = Eigen::Matrix<double, 6, 1>::Zero();
+  xi[k % 6] = h;
+  const RigidTransform move{ExpRotation(xi.tail<3>()), xi.head<3>()};
+  if (k >= 6) return PolishedSolve(a, b, RigidTransform{move.R * X.R, X.p + move.p});
+  // Shape 1 moves to X_W1 = move: solve in its new frame, map the results back to the world.
+  Polished q = PolishedSolve(a, b, move.Inverse() * X);
+  q.n = move.R * q.n;
+  q.p1 = move * q.p1;
+  q.p2 = move * q.p2;
+  return q;
+}
+
+// Every column of every output against central differences of re-solves (polished), on random
+// poses of the four pair types; translations by 3e-6·ℓ, rotations by 3e-6 rad. Measured worst
+// relative difference: 2e-7 (se_se), 3e-6 (poly_poly), 5.5e-6 (poly_se), 5e-8 (tc_sec) — the
+// smoothed polytopes' larger third derivatives; the bound is 1e-5.
+TEST(ImplicitPairTest, DerivativesMatchCentralDifferencesOfResolves) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
+    std::mt19937 rng(33);
+    const double l = internal::PairLengthScale(type.shape1, type.shape2);
+    double worst = 0;
+    for (int i = 0; i < 20; ++i) {
+      const RigidTransform X = RandomPose(type.shape1, type.shape2, rng);
+      PairDerivatives D;
+      ASSERT_TRUE(SolveImplicitPair(type.shape1, type.shape2, X, nullptr, &D).converged) << type.name;
+      ASSERT_TRUE(D.valid) << type.name;
+      PairDerivatives fd;
+      for (int k = 0; k < 12; ++k) {
+        const double h = k % 6 < 3 ? 3e-6 * l : 3e-6;
+        const Polished plus = Perturbed(type.shape1, type.shape2, X, k, h);
+        const Polished minus = Perturbed(type.shape1, type.shape2, X, k, -h);
+        fd.alpha[k] = (plus.alpha - minus.alpha) / (2 * h);
+        fd.normal.col(k) = (plus.n - minus.n) / (2 * h);
+        fd.p1.col(k) = (plus.p1 - minus.p1) / (2 * h);
+        fd.p2.col(k) = (plus.p2 - minus.p2) / (2 * h);
+      }
+      // Relative to each block's size, or to 1e-3 of its natural unit (1/ℓ per metre for α and n,
+      // 1 per radian; 1 and ℓ for the points) when smaller: a block that nearly vanishes (a
+      // witness point that hardly moves) is left with the re-solves' rounding, ~1e-15/h.
+      for (int c = 0; c < 12; c += 3) {
+        const bool rotation = c % 6 == 3;
+        const auto check = [&](const auto& got, const auto& want, double unit, const char* what) {
+          const double err = (got - want).norm() / std::max(want.norm(), 1e-3 * unit);
+          worst = std::max(worst, err);
+          EXPECT_LE(err, 1e-5) << type.name << " pose " << i << " " << what << " columns " << c;
+        };
+        check(D.alpha.segment<3>(c), fd.alpha.segment<3>(c), rotation ? 1 : 1 / l, "alpha");
+        check(D.normal.block<3, 3>(0, c), fd.normal.block<3, 3>(0, c), rotation ? 1 : 1 / l, "normal");
+        check(D.p1.block<3, 3>(0, c), fd.p1.block<3, 3>(0, c), rotation ? l : 1, "p1");
+        check(D.p2.block<3, 3>(0, c), fd.p2.block<3, 3>(0, c), rotation ? l : 1, "p2");
+      }
+    }
+    std::printf("%s: worst relative difference %.2e\n", type.name.c_str(), worst);
+  }
+}
+
+// The envelope theorem (the file comment of implicit_pair.h): dα/dξ is the derivative of the
+// Lagrangian at the solution, ∂α/∂t2 = −(λ2/α)·G and ∂α/∂θ2 = −λ2·((p2 − p_12) × G) with
+// G = R_12·∇φ2(y2); ∂α/∂t1 = −(λ1/α)·∇φ1(p1), ∂α/∂θ1 = −λ1·(p1 × ∇φ1(p1)).
+TEST(ImplicitPairTest, AlphaDerivativeMatchesTheEnvelopeTheorem) {
+  for (const ImplicitPairType& type : ImplicitPairTypes()) {
+    std::mt19937 rng(34);
+    for (int i = 0; i < 500; ++i) {
+      const RigidTransform X = RandomPose(type.shape1, type.shape2, rng);
+      PairDerivatives D;
+      const PairSolution s = SolveImplicitPair(type.shape1, type.shape2, X, nullptr, &D);
+      ASSERT_TRUE(s.converged && D.valid) << type.name;
+      Eigen::Vector3d g1, g2;
+      type.shape1.Evaluate(s.p1_1, &g1, nullptr);
+      type.shape2.Evaluate(X.InverseApply(s.p2_1), &g2, nullptr);
+      const Eigen::Vector3d G = X.R * g2;
+      Eigen::Matrix<double, 1, 12> envelope;
+      envelope << -(s.lambda1 / s.alpha) * g1.transpose(), -s.lambda1 * s.p1_1.cross(g1).transpose(),
+          -(s.lambda2 / s.alpha) * G.transpose(), -s.lambda2 * (s.p2_1 - X.p).cross(G).transpose();
+      for (int c = 0; c < 12; c += 3) {
+        EXPECT_LE((D.alpha.segment<3>(c) - envelope.segment<3>(c)).norm(), 1e-7 * envelope.segment<3>(c).norm() + 1e-9)
+            << type.name << " pose " << i << " columns " << c;
+      }
+    }
+  }
+}
+
+TEST(ImplicitPairTest, DerivativesAreInvalidAtCoincidentOrigins) {
+  PairDerivatives D;
+  D.alpha.setOnes();
+  SolveImplicitPair(Sphere(0.02), Sphere(0.015), RigidTransform(), nullptr, &D);
+  EXPECT_FALSE(D.valid);
+  EXPECT_TRUE(D.alpha.isZero(0));
+}
+
 TEST(ImplicitPairTest, SuccessRateOnRandomPoses) {
   constexpr int kPoses = 100000;
   for (const ImplicitPairType& type : ImplicitPairTypes()) {

@@ -1,11 +1,14 @@
 // Implicit shapes in a scene: a contact probe against a superellipsoid, the ESTIMATED contact matrix
-// of an implicit shape on a half-space, and creation errors, all against closed forms.
+// of an implicit shape on a half-space and of implicit pairs (with their warm starts per env), and
+// creation errors, all against closed forms or cold solves.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "Eigen/Geometry"
+#include "core/geometry/implicit_pair.h"
 #include "core/geometry/implicit_shape.h"
 #include "core/scene/scene.h"
 #include "gmock/gmock.h"
@@ -254,6 +257,120 @@ TEST(SceneImplicitTest, WarmStartsGiveTheColdReadings) {
     }
   }
   EXPECT_GT(touching, 8 * SlidingSe4::kEnvs * 10);  // most probes touch: the starts are exercised
+}
+
+// Warm starts per (env, pair of shapes). The robot link carries two superellipsoids A0 (at the
+// link origin) and A1 (8 cm along x, out of reach); the object is SE(8) B resting 1 mm into A0's
+// top. Each env holds the states of (A0, B) and (A1, B); only (A0, B) is solved (A1's outer ball
+// misses B's).
+//
+//        ___B___                    z
+//   .---(--------)--.   .-------.   |
+//   |       A0      |   |   A1  |   o-- x
+//   '---------------'   '-------'
+class ImplicitPairWarmStartTest : public ::testing::Test {
+ protected:
+  static constexpr int kEnvs = 3;
+  const Eigen::Vector3d axes_a_{0.03, 0.02, 0.015}, axes_b_{0.02, 0.015, 0.01};
+
+  std::unique_ptr<Scene> Make() const {
+    SceneSpec spec;
+    spec.num_envs = kEnvs;
+    spec.entities.push_back(Entity("bot", EntityKind::kRobot,
+                                   {Link("hand", {SuperellipsoidShape(4, axes_a_),
+                                                  SuperellipsoidShape(4, axes_a_, Eigen::Vector3d(0.08, 0, 0))})}));
+    spec.entities.push_back(Entity("obj", EntityKind::kObject, {Link("body", {SuperellipsoidShape(8, axes_b_)})}));
+    auto scene = WithMatrix(spec, {"all"}, {"object/*"});
+    EXPECT_TRUE(scene.ok()) << scene.status();
+    return scene.ok() ? std::move(*scene) : nullptr;
+  }
+  /// The object's pose in env e at step k: B 1 mm into A0, moving by 0.1 mm and 0.01 rad a step
+  /// (step 3 puts B's origin at negative x: the pair is then solved from B's origin).
+  RigidTransform ObjectPose(int env, int k) const {
+    RigidTransform X;
+    X.R = Eigen::AngleAxisd(0.05 * env + 0.01 * k, Eigen::Vector3d(1, 2, 3).normalized()).toRotationMatrix();
+    X.p = Eigen::Vector3d(k < 3 ? 1e-4 * (k + env) : -1e-3, 2e-4 * env, axes_a_.z() + axes_b_.z() - 0.001 - 1e-4 * k);
+    return X;
+  }
+  std::vector<double> Poses(int k) const {
+    std::vector<double> poses;
+    for (int e = 0; e < kEnvs; ++e) {
+      AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(), &poses);
+      const RigidTransform X = ObjectPose(e, k);
+      AppendPose(X.R, X.p, &poses);
+    }
+    return poses;
+  }
+  static void Step(Scene& scene, const std::vector<double>& poses, Executor& pool) {
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE(scene.Step(in, pool).ok());
+  }
+  /// α of (A0, B) in env e at step k, solved cold in the order the scene solved it.
+  double ColdAlpha(int env, int k, bool reversed) const {
+    const geometry::ImplicitShape a = *geometry::ImplicitShape::Superellipsoid(4, axes_a_);
+    const geometry::ImplicitShape b = *geometry::ImplicitShape::Superellipsoid(8, axes_b_);
+    const RigidTransform X_AB = ObjectPose(env, k);
+    return reversed ? geometry::SolveImplicitPair(b, a, X_AB.Inverse()).alpha
+                    : geometry::SolveImplicitPair(a, b, X_AB).alpha;
+  }
+};
+
+TEST_F(ImplicitPairWarmStartTest, TwoStepsGiveTheColdAlphaInFewerSteps) {
+  auto warm = Make(), cold = Make();
+  ASSERT_TRUE(warm && cold);
+  InlineExecutor pool;
+  Step(*warm, Poses(1), pool);
+  Step(*warm, Poses(2), pool);
+  Step(*cold, Poses(2), pool);
+  const ContactEstimation& w = *warm->contact_matrix();
+  const ContactEstimation& c = *cold->contact_matrix();
+  for (int e = 0; e < kEnvs; ++e) {
+    ASSERT_EQ(w.implicit_pair_states(e).size(), 2u);
+    const contact::ImplicitPairState& s = w.implicit_pair_states(e)[0];
+    EXPECT_FALSE(s.reversed);
+    EXPECT_NEAR(s.alpha, ColdAlpha(e, 2, false), 1e-10 * s.alpha) << e;
+    EXPECT_LT(s.alpha, 1);
+    EXPECT_EQ(w.implicit_pair_states(e)[1].alpha, 0) << "(A1, B) is not solved";
+    EXPECT_GT(c.implicit_pair_iterations(e), 0);
+    EXPECT_LT(w.implicit_pair_iterations(e), c.implicit_pair_iterations(e)) << e;
+    const Eigen::Vector3f fw = w.matrix().Normal(e, 0, 0), fc = c.matrix().Normal(e, 0, 0);
+    EXPECT_GT(fc.norm(), 0);
+    EXPECT_NEAR((fw - fc).norm(), 0, 1e-6 * fc.norm()) << e;
+  }
+  // B's origin crosses to negative x: the pair is solved from B, the warm start of (A0, B) is
+  // dropped and the cold answer comes back.
+  Step(*warm, Poses(3), pool);
+  const contact::ImplicitPairState& s = w.implicit_pair_states(0)[0];
+  EXPECT_TRUE(s.reversed);
+  EXPECT_NEAR(s.alpha, ColdAlpha(0, 3, true), 1e-10 * s.alpha);
+}
+
+TEST_F(ImplicitPairWarmStartTest, SameResultsForAnyThreadCountAndColdAfterReset) {
+  auto one = Make(), two = Make(), cold = Make();
+  ASSERT_TRUE(one && two && cold);
+  server::ThreadPool pool1(1), pool2(2);
+  for (int k = 1; k <= 3; ++k) {
+    Step(*one, Poses(k), pool1);
+    Step(*two, Poses(k), pool2);
+  }
+  const ContactEstimation& a = *one->contact_matrix();
+  const ContactEstimation& b = *two->contact_matrix();
+  for (int e = 0; e < kEnvs; ++e) {
+    EXPECT_EQ(a.implicit_pair_iterations(e), b.implicit_pair_iterations(e));
+    EXPECT_EQ(a.matrix().Normal(e, 0, 0), b.matrix().Normal(e, 0, 0)) << e;
+  }
+  // Reset env 1: its next estimate solves cold (as a new scene's); the others start from their
+  // solution of the same poses.
+  ASSERT_TRUE(one->Reset(std::vector<int32_t>{1}).ok());
+  Step(*one, Poses(3), pool1);
+  Step(*cold, Poses(3), pool1);
+  const ContactEstimation& c = *cold->contact_matrix();
+  EXPECT_EQ(a.implicit_pair_iterations(1), c.implicit_pair_iterations(1));
+  EXPECT_EQ(a.matrix().Normal(1, 0, 0), c.matrix().Normal(1, 0, 0));
+  EXPECT_NE(a.implicit_pair_iterations(0), c.implicit_pair_iterations(0));
 }
 
 TEST(SceneImplicitTest, CreationErrorsNameTheImplicitField) {
