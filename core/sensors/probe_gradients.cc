@@ -1,19 +1,11 @@
 #include "core/sensors/probe_gradients.h"
 
 #include "Eigen/Geometry"
+#include "core/common/pose.h"
 #include "core/contact/nonlinear_law.h"
 #include "core/contact/spring_damper_law.h"
 
 namespace taxel::sensors {
-namespace {
-
-Eigen::Matrix3d Skew(const Eigen::Vector3d& v) {
-  Eigen::Matrix3d m;
-  m << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
-  return m;
-}
-
-}  // namespace
 
 PoseGradient DepthPoseGradient(const ContactGeometry& g) {
   PoseGradient d;
