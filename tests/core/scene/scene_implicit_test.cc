@@ -213,14 +213,18 @@ struct SlidingSe4 {
     spec = PadUnderSuperellipsoid(4, {0.04, 0.03, 0.02}, 6, 0.004);
     spec.num_envs = kEnvs;
   }
-  // Step t of env e: the SE's bottom 1 mm below the probe centres, slid and tilted.
-  StepInput Input(int t) const {
+  // The poses of step t (env e: the SE's bottom 1 mm below the probe centres, slid and tilted).
+  static std::vector<double> Poses(int t) {
     std::vector<double> poses;
     for (int e = 0; e < kEnvs; ++e) {
       AppendPose(Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(), &poses);
       const Eigen::Matrix3d R = Eigen::AngleAxisd(0.01 * t + 0.1 * e, Eigen::Vector3d(1, 1, 0).normalized()).matrix();
       AppendPose(R, Eigen::Vector3d(2e-4 * t, 1e-3 * e, kPadHalfZ + 0.02 - 0.001), &poses);
     }
+    return poses;
+  }
+  // A step on `poses` (which must outlive it: StepInput holds a view).
+  static StepInput Input(const std::vector<double>& poses) {
     StepInput in;
     in.poses = poses;
     in.quat_order = QuatOrder::kXyzw;
@@ -244,10 +248,11 @@ TEST(SceneImplicitTest, WarmStartsGiveTheColdReadings) {
     if (t == 5) {
       ASSERT_TRUE((*warm)->Reset(std::vector<int32_t>{1}).ok());
     }
-    ASSERT_TRUE((*warm)->Step(fixture.Input(t), pool).ok());
+    const std::vector<double> poses = SlidingSe4::Poses(t);
+    ASSERT_TRUE((*warm)->Step(SlidingSe4::Input(poses), pool).ok());
     auto cold = Scene::Create(fixture.spec, meshes);
     ASSERT_TRUE(cold.ok());
-    ASSERT_TRUE((*cold)->Step(fixture.Input(t), pool).ok());
+    ASSERT_TRUE((*cold)->Step(SlidingSe4::Input(poses), pool).ok());
     const auto& a = (*warm)->FindSensor("depth")->outputs(Branch::kGroundTruth);
     const auto& b = (*cold)->FindSensor("depth")->outputs(Branch::kGroundTruth);
     for (size_t k = 0; k < a.depth.size(); ++k) {
