@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/contact/implicit_pair_force.h"
 #include "core/geometry/implicit_pair.h"
 
 namespace taxel::contact {
@@ -37,13 +38,7 @@ double Integrate(const std::function<double(double)>& f, double a, double b) {
   return AdaptiveSimpson(f, a, b, fa, fm, fb, whole, 1e-11 * scale, 40);
 }
 
-Eigen::Vector3d Friction(const NonlinearLawParams& law, double normal_force, const Eigen::Vector3d& n,
-                         const Eigen::Vector3d& v_rel) {
-  const Eigen::Vector3d slip = v_rel - v_rel.dot(n) * n;
-  const double s = slip.norm();
-  if (s == 0 || normal_force <= 0) return Eigen::Vector3d::Zero();
-  return -(FrictionCoefficient(law, s) * normal_force / s) * slip;
-}
+using internal::Friction;
 
 bool Sampleable(const PlacedShape& s) { return s.samples != nullptr && !s.samples->points.empty(); }
 
@@ -179,47 +174,6 @@ PairForce SphereSphere(const NonlinearLawParams& law, const PlacedShape& a, cons
   return out;
 }
 
-// Curvature tensor of the surface φ = 0 at y, in frame S: P∇²φP/|∇φ| (P the tangent projector).
-// Two implicit shapes: the iDCOL pair solve (geometry/implicit_pair.h) gives α, the normal n (out
-// of A) and the witness points; the overlap depth is the witness segment on the normal,
-// δ = (p_A − p_B)·n = |c_B − c_A|(1 − α)/α·(ĉ·n). Near the contact the gap between the surfaces is
-// ½ρᵀKρ with K = K_A + K_B (their curvature tensors in the tangent plane), so the region where
-// the overlap exceeds δ − u is an ellipse of area 2πu/√det K and
-//   F = ∫ P dA = 2π·R_e·∫_0^δ P(w) dw,   R_e = 1/√det K
-// (Hertz's effective radius; exact for a sphere on a half-space, Archimedes). R_e is capped at the
-// larger outer radius, so that flat-on-flat contacts (det K → 0) stay finite. Friction uses the
-// slip at the midpoint of the witness points.
-PairForce ImplicitImplicit(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
-                           ImplicitPairState* state) {
-  PairForce out;
-  const geometry::ImplicitShape& sa = *a.shape->implicit();
-  const geometry::ImplicitShape& sb = *b.shape->implicit();
-  const RigidTransform X_AB = a.X_WS.Inverse() * b.X_WS;
-  if (state != nullptr) state->iterations = 0, state->alpha = 0;
-  // Outer balls apart: α > 1 for sure, no solve.
-  if (X_AB.p.norm() >= sa.outer_radius() + sb.outer_radius()) return out;
-  const geometry::PairSolution s = geometry::SolveImplicitPair(sa, sb, X_AB, state != nullptr ? &state->warm : nullptr);
-  if (state != nullptr) state->iterations = s.iterations, state->alpha = s.alpha;
-  if (!s.converged || !(s.alpha < 1)) return out;
-  const double depth = (s.p1_1 - s.p2_1).dot(s.normal_1);
-  if (!(depth > 0)) return out;
-  // Curvatures in frame A, projected on a tangent basis (t1, t2) of the normal.
-  const Eigen::Matrix3d K =
-      sa.ShapeOperator(s.p1_1) + X_AB.R * sb.ShapeOperator(X_AB.InverseApply(s.p2_1)) * X_AB.R.transpose();
-  const Eigen::Vector3d t1 = s.normal_1.unitOrthogonal(), t2 = s.normal_1.cross(t1);
-  const double k11 = t1.dot(K * t1), k22 = t2.dot(K * t2), k12 = t1.dot(K * t2);
-  const double det = k11 * k22 - k12 * k12;
-  const double r_cap = std::max(sa.outer_radius(), sb.outer_radius());
-  const double r_eff = det > 1 / (r_cap * r_cap) ? 1 / std::sqrt(det) : r_cap;
-  const Eigen::Vector3d n_W = a.X_WS.R * s.normal_1;  // out of A, towards B
-  const Eigen::Vector3d q_W = a.X_WS * (0.5 * (s.p1_1 + s.p2_1));
-  const Eigen::Vector3d v_rel = a.PointVelocity(q_W) - b.PointVelocity(q_W);
-  const double F = 2 * kPi * r_eff * IntegratePressure(law, 0, depth, v_rel.dot(n_W));
-  out.normal = -F * n_W;  // pushes A away from B
-  out.friction = Friction(law, F, n_W, v_rel);
-  return out;
-}
-
 // ∫ over the samples of A that lie inside B of the pressure (and friction), force on A.
 void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b, double weight,
                    double sign, PairForce* out) {
@@ -242,18 +196,27 @@ void SampledOneWay(const NonlinearLawParams& law, const PlacedShape& a, const Pl
 
 }  // namespace
 
-double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed) {
+namespace {
+
+// ∫_{x0}^{x1} max(0, g) of IntegratePressure, and k_c·∫ S(x/d) over the same positive intervals
+// (*d_speed: the integral's derivative with respect to the closing speed).
+double IntegratePressureImpl(const NonlinearLawParams& law, double x0, double x1, double closing_speed,
+                             double* d_speed) {
+  *d_speed = 0;
   x0 = std::max(0.0, x0);
   if (!(x1 > x0)) return 0;
   // g(x) = k_p x^n + k_c S(x/d) v integrates in closed form: A(x) = k_p x^(n+1)/(n+1) + k_c v G(x)
   // with G(x) = ∫ S(x/d) = d(a³ − a⁴/2) (a = x/d ≤ 1), d/2 + x − d beyond.
   const double d = law.damping_depth, n = law.exponent, v = closing_speed;
-  auto A = [&](double x) {
+  auto G = [&](double x) {
     const double a = x / d;
-    const double G = a <= 1 ? d * (a * a * a - 0.5 * a * a * a * a) : 0.5 * d + (x - d);
-    return law.stiffness * std::pow(x, n + 1) / (n + 1) + law.damping * v * G;
+    return a <= 1 ? d * (a * a * a - 0.5 * a * a * a * a) : 0.5 * d + (x - d);
   };
-  if (v >= 0 || law.damping == 0) return A(x1) - A(x0);  // g ≥ 0: no clamping
+  auto A = [&](double x) { return law.stiffness * std::pow(x, n + 1) / (n + 1) + law.damping * v * G(x); };
+  if (v >= 0 || law.damping == 0) {  // g ≥ 0: no clamping
+    *d_speed = law.damping * (G(x1) - G(x0));
+    return A(x1) - A(x0);
+  }
   // Separating: max(0, g) is g where q(x) = S(x/d)/x^n < c = k_p/(k_c|v|), 0 elsewhere. q is
   // decreasing for n ≥ 2; for n < 2 it rises to its peak at x* = 3(2 − n)d/(2(3 − n)) (≤ d) and
   // falls after. So g > 0 on (0, r1) ∪ (r2, ∞), each root found by bisection on a monotone piece.
@@ -283,12 +246,44 @@ double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, do
     if (n < 2) intervals[count][0] = 0, intervals[count++][1] = q(tiny) < c ? root(tiny, top) : tiny;
     intervals[count][0] = q(far) < c ? root(top, far) : far, intervals[count++][1] = INFINITY;
   }
-  double total = 0;
+  double total = 0, speed = 0;
   for (int i = 0; i < count; ++i) {
     const double lo = std::max(x0, intervals[i][0]), hi = std::min(x1, intervals[i][1]);
-    if (hi > lo) total += A(hi) - A(lo);
+    if (hi > lo) total += A(hi) - A(lo), speed += law.damping * (G(hi) - G(lo));
   }
-  return std::max(0.0, total);
+  if (!(total > 0)) return 0;
+  *d_speed = speed;
+  return total;
+}
+
+}  // namespace
+
+double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed) {
+  double unused;
+  return IntegratePressureImpl(law, x0, x1, closing_speed, &unused);
+}
+
+namespace internal {
+
+PressureIntegral IntegratePressureAndSpeedDerivative(const NonlinearLawParams& law, double depth,
+                                                     double closing_speed) {
+  PressureIntegral out;
+  out.value = IntegratePressureImpl(law, 0, depth, closing_speed, &out.d_speed);
+  return out;
+}
+
+Eigen::Vector3d Friction(const NonlinearLawParams& law, double normal_force, const Eigen::Vector3d& n,
+                         const Eigen::Vector3d& v_rel) {
+  const Eigen::Vector3d slip = v_rel - v_rel.dot(n) * n;
+  const double s = slip.norm();
+  if (s == 0 || normal_force <= 0) return Eigen::Vector3d::Zero();
+  return -(FrictionCoefficient(law, s) * normal_force / s) * slip;
+}
+
+}  // namespace internal
+
+bool HasPairForceJacobian(const PlacedShape& a, const PlacedShape& b) {
+  return a.shape->kind() == geometry::ShapeKind::kImplicit && b.shape->kind() == geometry::ShapeKind::kImplicit;
 }
 
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
@@ -301,7 +296,7 @@ const char* PairMethod(const PlacedShape& a, const PlacedShape& b) {
 }
 
 PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
-                           ImplicitPairState* state) {
+                           ImplicitPairState* state, PairForceJacobian* jacobian) {
   using geometry::ShapeKind;
   if (a.shape->kind() == ShapeKind::kSphere && b.shape->kind() == ShapeKind::kSphere) return SphereSphere(law, a, b);
   if (a.shape->kind() == ShapeKind::kImplicit && b.shape->kind() == ShapeKind::kImplicit) {
@@ -314,12 +309,18 @@ PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, 
       state->reversed = reversed;
     }
     if (reversed) {
-      PairForce f = ImplicitImplicit(law, b, a, state);
+      PairForce f = internal::ImplicitPairForce(law, b, a, state, jacobian);
       f.normal = -f.normal;
       f.friction = -f.friction;
+      // The force on A is minus that on B; B's columns came first.
+      if (jacobian != nullptr) {
+        const Eigen::Matrix<double, 3, 6> on_b_by_b = jacobian->leftCols<6>();
+        jacobian->leftCols<6>() = -jacobian->rightCols<6>();
+        jacobian->rightCols<6>() = -on_b_by_b;
+      }
       return f;
     }
-    return ImplicitImplicit(law, a, b, state);
+    return internal::ImplicitPairForce(law, a, b, state, jacobian);
   }
   PairForce out;
   if (b.shape->kind() == ShapeKind::kHalfSpace && HalfSpaceClosedForm(law, a, b, &out)) return out;

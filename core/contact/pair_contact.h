@@ -126,19 +126,49 @@ struct ImplicitPairState {
   double alpha = 0;              ///< α of the last call's solve; 0 when it did not solve
 };
 
+/// ∂F/∂(ξ_A, ξ_B) of the normal force on A (world, N): columns 0–2 a translation of A's link
+/// (N/m), 3–5 its rotation (N/rad), both world axes, about PlacedShape::origin_W of A (a twist
+/// (δt, δθ) moves a point p of the link by δt + δθ × (p − origin_W)); columns 6–11 the same for B.
+/// The links' velocities are held fixed. Implicit–implicit pairs only (implicit_pair_force.h).
+using PairForceJacobian = Eigen::Matrix<double, 3, 12>;
+
+/// Whether ComputePairForce can return the PairForceJacobian of a pair (both shapes implicit).
+bool HasPairForceJacobian(const PlacedShape& a, const PlacedShape& b);
+
 /// The method the pair would use, as a string of the table above ("closed_form", "implicit_pair" or
 /// "sampled").
 const char* PairMethod(const PlacedShape& a, const PlacedShape& b);
 
 /// The force on A from B. `state` (may be null: cold solves) is read and updated by
-/// implicit–implicit pairs only; other pairs ignore it.
+/// implicit–implicit pairs only; other pairs ignore it. `jacobian`, when non-null, receives the
+/// derivative of the normal force (PairForceJacobian) of an implicit–implicit pair, zero when they
+/// do not touch. @pre jacobian is null unless HasPairForceJacobian(a, b).
 PairForce ComputePairForce(const NonlinearLawParams& law, const PlacedShape& a, const PlacedShape& b,
-                           ImplicitPairState* state = nullptr);
+                           ImplicitPairState* state = nullptr, PairForceJacobian* jacobian = nullptr);
 
 /// ∫_{x0}^{x1} max(0, k_p x^n + k_c S(x/d_max) v_n) dx, exactly: the antiderivative of the
 /// unclamped law over the intervals where it is positive (their ends by bisection when the bodies
 /// separate). The pressure integrated over depth, the building block of the closed forms.
 double IntegratePressure(const NonlinearLawParams& law, double x0, double x1, double closing_speed);
+
+namespace internal {
+
+/// IntegratePressure over [0, depth] and its derivative with respect to the closing speed,
+/// k_c·∫ S(x/d_max) dx over the depths where the pressure is positive (the clamped ends add
+/// nothing: the pressure is zero there). Its derivative with respect to the depth is the pressure
+/// at the depth, max(0, k_p δ^n + k_c S v_n).
+struct PressureIntegral {
+  double value = 0;    ///< N/m (Pa·m)
+  double d_speed = 0;  ///< ∂value/∂closing_speed, N·s/m²
+};
+PressureIntegral IntegratePressureAndSpeedDerivative(const NonlinearLawParams& law, double depth,
+                                                     double closing_speed);
+
+/// The friction force for a normal force F (N) at slip velocity v_rel (world) about normal n.
+Eigen::Vector3d Friction(const NonlinearLawParams& law, double normal_force, const Eigen::Vector3d& n,
+                         const Eigen::Vector3d& v_rel);
+
+}  // namespace internal
 
 }  // namespace taxel::contact
 
