@@ -194,12 +194,13 @@ struct ReadingArrays {
 std::vector<ReadingArrays> PlannedReadings(const ReadPlan& plan);
 
 /// A slice of the scene's contact matrix: `envs` in that order, rows/columns by name (empty = all,
-/// in canonical order). FAILED_PRECONDITION when the scene has none (or no friction kept),
-/// INVALID_ARGUMENT naming rows[i]/columns[i] for unknown names.
+/// in canonical order), with the friction matrix and the gradient when asked. FAILED_PRECONDITION
+/// when the scene has none (or does not keep the friction or gradient asked for), INVALID_ARGUMENT
+/// naming rows[i]/columns[i] for unknown names.
 absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int32_t> envs,
                                  const google::protobuf::RepeatedPtrField<std::string>& rows,
                                  const google::protobuf::RepeatedPtrField<std::string>& columns, bool friction,
-                                 v1::GetContactMatrixResponse* out);
+                                 bool gradients, v1::GetContactMatrixResponse* out);
 
 /// History reads: INVALID_ARGUMENT (naming `field`) when a planned sensor keeps fewer samples.
 absl::Status CheckHistory(const ReadPlan& plan, int history, absl::string_view field);

@@ -55,6 +55,7 @@ void EncodeSceneInfo(const scene::Scene& scene, v1::SceneInfo* out) {
     info->set_friction(cm->matrix().has_friction());
     info->set_bytes(static_cast<int64_t>(cm->matrix().matrix_bytes()));
     info->set_sdf_backend(EncodeSdfBackend(cm->spec().sdf_backend));
+    info->set_gradients(cm->matrix().has_gradient());
   }
 }
 

@@ -478,6 +478,7 @@ absl::StatusOr<scene::SceneSpec> DecodeSceneSpec(const v1::SceneSpec& s) {
   if (cm.sample_spacing() != 0) out.contact_matrix.sample_spacing = cm.sample_spacing();
   TAXEL_ASSIGN_OR_RETURN(out.contact_matrix.sdf_backend,
                          DecodeSdfBackend(cm.sdf_backend(), "contact_matrix.sdf_backend"));
+  out.contact_matrix.gradients = cm.gradients();
   return out;
 }
 
@@ -575,6 +576,7 @@ void EncodeSceneSpec(const scene::SceneSpec& s, v1::SceneSpec* out) {
     EncodeNonlinearLaw(s.contact_matrix.law, cm->mutable_law());
     cm->set_sample_spacing(s.contact_matrix.sample_spacing);
     cm->set_sdf_backend(EncodeSdfBackend(s.contact_matrix.sdf_backend));
+    cm->set_gradients(s.contact_matrix.gradients);
   }
 }
 

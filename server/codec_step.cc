@@ -124,7 +124,7 @@ absl::Status DecodeStep(const v1::StepRequest& request, const scene::Scene& scen
 absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int32_t> envs,
                                  const google::protobuf::RepeatedPtrField<std::string>& rows,
                                  const google::protobuf::RepeatedPtrField<std::string>& columns, bool friction,
-                                 v1::GetContactMatrixResponse* out) {
+                                 bool gradients, v1::GetContactMatrixResponse* out) {
   const scene::ContactEstimation* cm = scene.contact_matrix();
   if (cm == nullptr) {
     return FieldError(absl::StatusCode::kFailedPrecondition, "contact_matrix",
@@ -155,33 +155,43 @@ absl::Status EncodeContactMatrix(const scene::Scene& scene, absl::Span<const int
     return FieldError(absl::StatusCode::kFailedPrecondition, "friction",
                       "this scene's contact matrix does not keep friction");
   }
+  if (gradients && !M.has_gradient()) {
+    return FieldError(absl::StatusCode::kFailedPrecondition, "gradients",
+                      "this scene's contact matrix does not keep gradients (set contact_matrix.gradients)");
+  }
   out->mutable_env_ids()->Assign(envs.begin(), envs.end());
   for (int i : r) out->add_rows(M.row_names()[i]);
   for (int i : c) out->add_columns(M.column_names()[i]);
   const int P = M.cols();
-  auto fill = [&](bool fr, v1::Tensor* t) {
+  // One array of `floats` per cell: normal, friction (3) or gradient (36).
+  auto fill = [&](const float* (contact::ContactMatrix::*array)(int) const, int floats, v1::Tensor* t) {
     t->set_dtype(v1::FLOAT32);
     for (int64_t d : {static_cast<int64_t>(envs.size()), static_cast<int64_t>(r.size()), static_cast<int64_t>(c.size()),
                       int64_t{3}}) {
       t->add_shape(d);
     }
+    if (floats > 3) t->add_shape(2), t->add_shape(6);
+    const size_t cell = static_cast<size_t>(floats) * sizeof(float);
     std::string* data = t->mutable_data();
     const bool whole = r.size() == static_cast<size_t>(M.rows()) && c.size() == static_cast<size_t>(P);
     data->clear();
-    data->reserve(envs.size() * r.size() * c.size() * 12);
+    data->reserve(envs.size() * r.size() * c.size() * cell);
     for (int32_t e : envs) {
-      const float* base = fr ? M.friction(e) : M.normal(e);
+      const float* base = (M.*array)(e);
       if (whole) {
-        data->append(reinterpret_cast<const char*>(base), static_cast<size_t>(M.rows()) * P * 12);
+        data->append(reinterpret_cast<const char*>(base), static_cast<size_t>(M.rows()) * P * cell);
         continue;
       }
       for (int ri : r) {
-        for (int ci : c) data->append(reinterpret_cast<const char*>(base + (static_cast<size_t>(ri) * P + ci) * 3), 12);
+        for (int ci : c) {
+          data->append(reinterpret_cast<const char*>(base + (static_cast<size_t>(ri) * P + ci) * floats), cell);
+        }
       }
     }
   };
-  fill(false, out->mutable_normal());
-  if (friction) fill(true, out->mutable_friction());
+  fill(&contact::ContactMatrix::normal, 3, out->mutable_normal());
+  if (friction) fill(&contact::ContactMatrix::friction, 3, out->mutable_friction());
+  if (gradients) fill(&contact::ContactMatrix::gradient, contact::ContactMatrix::kGradientFloats, out->mutable_gradient());
   return absl::OkStatus();
 }
 
@@ -268,7 +278,7 @@ int64_t EstimateContactMatrixBytes(const scene::Scene& scene, int64_t num_envs) 
   for (const auto* list : {&M.row_names(), &M.column_names()}) {
     for (const std::string& n : *list) names += static_cast<int64_t>(n.size()) + 8;
   }
-  const int64_t tensors = M.has_friction() ? 2 : 1;
+  const int64_t tensors = (M.has_friction() ? 2 : 1) + (M.has_gradient() ? 12 : 0);
   return 256 + 5 * num_envs + names + tensors * num_envs * M.rows() * M.cols() * 3 * 4;
 }
 

@@ -90,8 +90,8 @@ std::vector<grpc::Slice> EncodeStepResponse(const v1::StepRequest& request, cons
   std::vector<grpc::Slice> slices = readings.Slices(head.SerializeAsString());
   if (plan.contact_matrix) {
     const google::protobuf::RepeatedPtrField<std::string> all;
-    EncodeContactMatrix(scene, envs, all, all, scene.contact_matrix()->matrix().has_friction(),
-                        tail.mutable_contact_matrix())
+    const contact::ContactMatrix& M = scene.contact_matrix()->matrix();
+    EncodeContactMatrix(scene, envs, all, all, M.has_friction(), M.has_gradient(), tail.mutable_contact_matrix())
         .IgnoreError();  // PlanStep checked that the scene has a matrix
   }
   auto* timing = tail.mutable_timing();
@@ -156,6 +156,7 @@ absl::Status TaxelHandlers::GetServerInfo(const Call& call, const v1::GetServerI
   lim->set_max_memory_bytes(l.max_memory_bytes);
   lim->set_max_scenes_per_tenant(l.max_scenes_per_tenant);
   lim->set_max_memory_bytes_per_tenant(l.max_memory_bytes_per_tenant);
+  lim->set_max_grid_build_queries(l.max_grid_build_queries);
   static const std::vector<std::string> kCapabilities = Capabilities();  // fixed for the process
   for (const std::string& cap : kCapabilities) out->add_capabilities(cap);
   out->set_threads(deps_.eval_pool->num_workers());
@@ -360,7 +361,8 @@ absl::Status TaxelHandlers::GetContactMatrix(const Call& call, const v1::GetCont
     const scene::Scene& scene = entry.scene();
     const std::vector<int32_t> requested(request.env_ids().begin(), request.env_ids().end());
     TAXEL_ASSIGN_OR_RETURN(std::vector<int32_t> envs, scene.ResolveEnvIds(requested));
-    return EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(), out);
+    return EncodeContactMatrix(scene, envs, request.rows(), request.columns(), request.friction(),
+                               request.gradients(), out);
   });
 }
 

@@ -62,7 +62,7 @@ function responseBytes(scene, read = {}, history = 0) {
   }
   const cm = scene.contact_matrix;
   if (read.contact_matrix && cm) {
-    const tensors = cm.friction ? 2 : 1;
+    const tensors = (cm.friction ? 2 : 1) + (cm.gradients ? 12 : 0);
     perEnv += (cm.rows || []).length * (cm.columns || []).length * 3 * 4 * tensors + 5;
     fixed += 256 + namesBytes(cm.rows) + namesBytes(cm.columns);
   }
@@ -395,7 +395,9 @@ function joinResponses(parts) {
   if (last.contact_matrix && last.contact_matrix.normal) {
     const cms = parts.map((p) => p.contact_matrix);
     out.contact_matrix = { ...last.contact_matrix, env_ids: cms.flatMap((c) => c.env_ids), normal: concatWire(cms.map((c) => c.normal)) };
-    if (last.contact_matrix.friction && last.contact_matrix.friction.data) out.contact_matrix.friction = concatWire(cms.map((c) => c.friction));
+    for (const t of ['friction', 'gradient']) {
+      if (last.contact_matrix[t] && last.contact_matrix[t].data) out.contact_matrix[t] = concatWire(cms.map((c) => c[t]));
+    }
   }
   return out;
 }

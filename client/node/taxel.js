@@ -266,6 +266,29 @@ class TaxelClient {
   }
 
   /**
+   * The latest partner-resolved contact forces (GetContactMatrix), each tensor converted by
+   * {@link fromTensor}: `normal` [E, B, P, 3] (N, world, on the body), `friction` when asked,
+   * `gradient` [E, B, P, 3, 2, 6] when asked (a scene created with contact_matrix.gradients:
+   * ∂normal/∂ξ, ξ the world twist of the body's link about its origin, index 0, or of the partner
+   * about its first link's origin, index 1; δt in N/m then δθ in N/rad). FAILED_PRECONDITION when
+   * the scene keeps no matrix, friction or gradient asked for.
+   * @param {string} scene
+   * @param {{envIds?: number[], rows?: string[], columns?: string[], friction?: boolean,
+   *   gradients?: boolean}} [options] envs, rows and columns in the order wanted (default all)
+   * @returns {Promise<{env_ids: number[], rows: string[], columns: string[], normal: object,
+   *   friction: ?object, gradient: ?object}>}
+   */
+  async contactMatrix(scene, options = {}) {
+    const r = await this.call('GetContactMatrix', {
+      scene, env_ids: options.envIds || [], rows: options.rows || [], columns: options.columns || [],
+      friction: !!options.friction, gradients: !!options.gradients,
+    });
+    const convert = (t) => (t && t.data && t.data.length ? fromTensor(t) : null);
+    return { env_ids: r.env_ids, rows: r.rows, columns: r.columns, normal: fromTensor(r.normal),
+      friction: convert(r.friction), gradient: convert(r.gradient) };
+  }
+
+  /**
    * Registers a scene. Tensors inside the spec (probe_local_pos, probe_radius, heights) are wire
    * Tensors: build them with {@link tensor}.
    * @param {object} spec a taxel.v1.SceneSpec (snake_case fields)

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/common/field_error.h"
+#include "core/common/pose.h"
 #include "core/common/status_macros.h"
 #include "core/contact/pair_contact.h"
 
@@ -130,21 +131,43 @@ absl::StatusOr<std::unique_ptr<ContactEstimation>> ContactEstimation::Create(con
     est->column_links_.push_back(columns[c].links);
     col_names.push_back(columns[c].name);
   }
+  if (spec.gradients) TAXEL_RETURN_IF_ERROR(est->CheckGradientShapes(m, field));
   // Everything is reserved before anything large is allocated.
   const double matrix_bytes = static_cast<double>(m.num_envs()) * static_cast<double>(row_names.size()) *
-                              static_cast<double>(col_names.size()) * 3 * sizeof(float) * (spec.friction ? 2 : 1);
+                              static_cast<double>(col_names.size()) * 3 * sizeof(float) *
+                              ((spec.friction ? 2 : 1) + (spec.gradients ? 12 : 0));
   TAXEL_RETURN_IF_ERROR(budget.Reserve(
       matrix_bytes, absl::StrCat(field, ".bodies"),
       absl::StrCat("a ", m.num_envs(), " x ", row_names.size(), " x ", col_names.size(), " contact matrix")));
   const bool estimated = spec.source == contact::ContactSource::kEstimated;
   if (estimated) TAXEL_RETURN_IF_ERROR(est->ReserveSamples(m, field, budget));
   est->matrix_ =
-      std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names), spec.friction);
+      std::make_unique<contact::ContactMatrix>(m.num_envs(), std::move(row_names), std::move(col_names), spec.friction,
+                                               spec.gradients);
   if (estimated) {
     TAXEL_RETURN_IF_ERROR(est->PrepareShapes(m, field, budget, meshes));
     TAXEL_RETURN_IF_ERROR(est->CreateImplicitStates(m, field, budget));
   }
   return est;
+}
+
+absl::Status ContactEstimation::CheckGradientShapes(const SceneModel& m, absl::string_view field) const {
+  const std::string f = absl::StrCat(field, ".gradients");
+  if (spec_.source != contact::ContactSource::kEstimated) {
+    return InvalidFieldError(f, "gradients are of ESTIMATED contacts; REPORTED forces come from the simulator");
+  }
+  for (int l = 0; l < m.num_links(); ++l) {
+    if (!InMatrix(l)) continue;
+    for (const auto& shapes : m.links()[l].assets) {
+      for (const ShapeInstance& si : shapes) {
+        if (si.shape.kind() == geometry::ShapeKind::kImplicit) continue;
+        return InvalidFieldError(
+            f, absl::StrCat("gradients need implicit shapes on both sides of every selected pair; link '",
+                            m.link(LinkIndex(l)).name, "' has a ", geometry::ShapeKindName(si.shape.kind()), " shape"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ContactEstimation::ReserveSamples(const SceneModel& m, absl::string_view field,
@@ -271,13 +294,24 @@ void ContactEstimation::ResetEnv(int env) {
 void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const KinematicsFn& kin, Workspace& ws) {
   contact::ContactMatrix& M = *matrix_;
   M.ClearEnv(env);
-  auto add = [&](int row, int col, const contact::PairForce& f, double sign) {
-    if (f.normal.isZero(0) && f.friction.isZero(0)) return;
-    float* fv = nullptr;
-    float* nv = M.Accumulate(env, row, col, &fv);
+  const bool gradients = M.has_gradient();
+  // Adds the force on the row's body (sign +1) or its opposite (−1) to a cell; with gradients,
+  // J's body block (columns 0–5) and partner block (6–11), swapped when `swap`.
+  auto add = [&](int row, int col, const contact::PairForce& f, const contact::PairForceJacobian& J, double sign,
+                 bool swap) {
+    if (f.normal.isZero(0) && f.friction.isZero(0) && (!gradients || J.isZero(0))) return;
+    float *fv = nullptr, *gv = nullptr;
+    float* nv = M.Accumulate(env, row, col, &fv, &gv);
     for (int a = 0; a < 3; ++a) nv[a] += static_cast<float>(sign * f.normal[a]);
     if (fv != nullptr) {
       for (int a = 0; a < 3; ++a) fv[a] += static_cast<float>(sign * f.friction[a]);
+    }
+    if (gv == nullptr) return;
+    for (int a = 0; a < 3; ++a) {
+      for (int k = 0; k < 12; ++k) {
+        const int side = (k < 6) != swap ? 0 : 1;  // 0: the row's body, 1: the partner
+        gv[a * 12 + side * 6 + k % 6] += static_cast<float>(sign * J(a, k));
+      }
     }
   };
   // World bounds of every link of the matrix in this env, computed once.
@@ -301,6 +335,7 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
     const sensors::LinkKinematics& kb = kin(env, b);
     const sensors::LinkKinematics& kq = kin(env, q);
     contact::PairForce total;
+    contact::PairForceJacobian J_total = contact::PairForceJacobian::Zero(), J;
     const auto& shapes_b = m.link(b).assets[asset_b];
     const auto& shapes_q = m.link(q).assets[asset_q];
     for (size_t i = 0; i < shapes_b.size(); ++i) {
@@ -315,15 +350,23 @@ void ContactEstimation::EstimateEnv(int env, const SceneModel& m, const Kinemati
         const int ordinal_q = ordinal_b >= 0 ? implicit_ordinal_[q.value()][asset_q][j] : -1;
         contact::ImplicitPairState* state =
             ordinal_q >= 0 ? &states[first + static_cast<size_t>(ordinal_b) * count_q + ordinal_q] : nullptr;
-        const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B, state);
+        const contact::PairForce f = contact::ComputePairForce(spec_.law, A, B, state, gradients ? &J : nullptr);
         if (state != nullptr) iterations += state->iterations;
         total.normal += f.normal;
         total.friction += f.friction;
+        if (gradients) J_total += J;
       }
     }
-    add(r, c, total, 1.0);
-    // Robot/robot entries are antisymmetric.
-    if (mirrored) add(row_of_link_[q.value()], column_of_link_[b.value()], total, -1.0);
+    // The partner's twist is about its column's reference origin (the first link of the column:
+    // a multi-link partner moves as one rigid body); a twist (δt, δθ) about o_ref is
+    // (δt + δθ × (o_q − o_ref), δθ) about o_q.
+    if (gradients) {
+      const LinkIndex ref = column_links_[c].front();
+      if (ref != q) J_total.middleCols<3>(9) -= J_total.middleCols<3>(6) * Skew(kq.X_WL.p - kin(env, ref).X_WL.p);
+    }
+    add(r, c, total, J_total, 1.0, false);
+    // Robot/robot entries are antisymmetric (both links are single-link columns).
+    if (mirrored) add(row_of_link_[q.value()], column_of_link_[b.value()], total, J_total, -1.0, true);
   });
   if (states != nullptr) implicit_iterations_[env] = iterations;
 }

@@ -58,7 +58,11 @@ class ContactEstimation {
   int row_of(LinkIndex l) const { return row_of_link_[l.value()]; }
   int column_of(LinkIndex l) const { return column_of_link_[l.value()]; }
 
-  /// ESTIMATED: recomputes env e from the current poses and velocities (scratch from `ws`).
+  /// ESTIMATED: recomputes env e from the current poses and velocities (scratch from `ws`). With
+  /// spec().gradients, each cell (b, p) also gets ∂F/∂(ξ_b, ξ_p) (ContactMatrix::gradient): ξ_b the
+  /// world twist of body b about its link origin, ξ_p that of partner p about the origin of the
+  /// column's first link (all of a column's links moving as one rigid body), translation then
+  /// rotation, N/m and N/rad; the normal part only, the links' velocities held fixed.
   /// Implicit–implicit pairs of shapes start from env e's previous solution of the same pair
   /// (contact::ImplicitPairState): calls for different envs may run concurrently, calls for one env
   /// may not. The results depend on env e's own history only, never on the thread count.
@@ -105,6 +109,9 @@ class ContactEstimation {
   std::vector<std::vector<LinkIndex>> column_links_;
   std::vector<int> row_of_link_, column_of_link_;
   bool InMatrix(int link) const { return row_of_link_[link] >= 0 || column_of_link_[link] >= 0; }
+  // gradients: ESTIMATED only, every shape of the matrix's links implicit (INVALID_ARGUMENT naming
+  // `field`.gradients otherwise).
+  absl::Status CheckGradientShapes(const SceneModel& m, absl::string_view field) const;
   // ESTIMATED: reserves the surface samples of the links in the matrix (kMaxSamples at most).
   absl::Status ReserveSamples(const SceneModel& model, absl::string_view field, MemoryBudget& budget) const;
   // ESTIMATED: samples those surfaces and, with GRID, finds their meshes' grids (see Create).

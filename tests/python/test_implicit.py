@@ -53,3 +53,51 @@ def test_a_fractional_exponent_is_refused_with_its_field(client, scene_name):
         client.create_scene(pad_and_ball_spec(scene_name, ball_shape=taxel.Superellipsoid(2.5, SEMI)))
     assert "entities[1].links[0].shapes[0].implicit.superellipsoid.n: expected an integer in [1, 32], got 2.5" in str(
         err.value)
+
+
+def test_contact_matrix_gradient_of_two_implicit_spheres(client, scene_name):
+    """Two implicit spheres (tip R1 = 3 cm on the robot, ball R2 = 2 cm), centres d = 4.9 cm apart
+    along u (overlap δ = 1 mm), at rest, law p = k·δ^1.5. The force on the tip is F = -f(d)·u with
+    f = 2π·R_e·k·δ^2.5/2.5 (R_e = R1·R2/(R1 + R2)); its derivative with respect to the ball's
+    centre is -f'(d)·uuᵀ - f/d·(I - uuᵀ) with f' = -2π·R_e·k·δ^1.5, and minus that for the tip.
+    Link origins at the centres: rotations change nothing."""
+    r1, r2, d, k = 0.03, 0.02, 0.049, 1e8
+    spec = taxel.SceneSpec(scene_name, num_envs=1, contact_bodies="all", contact_partners="object/*",
+                           contact_law=taxel.NonlinearLaw(stiffness=k, exponent=1.5, damping=0),
+                           contact_gradients=True)
+    spec.robot("hand").link("tip", shapes=[taxel.ImplicitSphere(r1)])
+    spec.object("ball", shapes=[taxel.ImplicitSphere(r2)])
+    scene = client.create_scene(spec)
+    assert scene.info().contact_matrix.gradients
+    u = np.array([1.0, 2.0, 2.0]) / 3
+    scene.step(poses_xyzw([tuple(d * u)]), dt=0.01, quat_order="xyzw", twists=np.zeros((1, 2, 6)))
+    m = scene.contact_matrix(gradients=True)
+    assert m.gradient.shape == (1, 1, 1, 3, 2, 6) and m.gradient.dtype == np.float32
+    delta, re = r1 + r2 - d, r1 * r2 / (r1 + r2)
+    f = 2 * math.pi * re * k * delta ** 2.5 / 2.5
+    fprime = -2 * math.pi * re * k * delta ** 1.5
+    P = np.outer(u, u)
+    dF_dball = -fprime * P - f / d * (np.eye(3) - P)
+    np.testing.assert_allclose(m.normal[0, 0, 0], -f * u, rtol=1e-5)
+    g = m.gradient[0, 0, 0]
+    tol = 1e-5 * np.linalg.norm(dF_dball)
+    np.testing.assert_allclose(g[:, 1, :3], dF_dball, atol=tol)
+    np.testing.assert_allclose(g[:, 0, :3], -dF_dball, atol=tol)
+    np.testing.assert_allclose(g[:, :, 3:], 0, atol=tol)
+    scene.delete()
+
+
+def test_contact_gradients_refuse_other_shapes_and_unkept_reads(client, scene_name):
+    def spec(ball_shape, gradients):
+        s = taxel.SceneSpec(scene_name, num_envs=1, contact_bodies="all", contact_partners="object/*",
+                            contact_gradients=gradients)
+        s.robot("hand").link("tip", shapes=[taxel.ImplicitSphere(0.03)])
+        s.object("ball", shapes=[ball_shape])
+        return s
+    with pytest.raises(taxel.InvalidArgumentError) as err:
+        client.create_scene(spec(taxel.Sphere(0.02), True))
+    assert "contact_matrix.gradients: gradients need implicit shapes on both sides" in str(err.value)
+    scene = client.create_scene(spec(taxel.ImplicitSphere(0.02), False))
+    with pytest.raises(taxel.FailedPreconditionError, match="does not keep gradients"):
+        scene.contact_matrix(gradients=True)
+    scene.delete()

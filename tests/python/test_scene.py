@@ -37,6 +37,7 @@ def test_server_info(client):
     assert info.threads == 2  # --threads=2 in conftest
     assert "step_stream" in info.capabilities and "sensor:kinematic_taxel" in info.capabilities
     assert info.proto.limits.max_scenes == info.limits.max_scenes
+    assert info.limits.max_grid_build_queries == 30_000_000  # --max_grid_build_queries' default
 
 
 def test_create_get_list_delete(client, scene_name):

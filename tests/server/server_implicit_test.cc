@@ -5,6 +5,7 @@
 // bottom. SE(1) is the ellipsoid up to ε = 1e-12: c' = c·√(1 − 3ε − 1e-16).
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -80,6 +81,75 @@ TEST(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
     std::memcpy(&d, depth.data().data() + 4 * e, 4);
     EXPECT_NEAR(d, 0.002 - gaps[e], 1e-7) << "env " << e;
   }
+}
+
+// Contact-matrix gradients from the C++ client: two implicit spheres (tip R1 = 3 cm on the robot,
+// ball R2 = 2 cm), centres d = 4.9 cm apart along x (overlap δ = 1 mm), at rest, pressure
+// p = k·δ^1.5 (k = 1e8). The force on the tip is −f(d)·x̂ with f = 2π·R_e·k·δ^2.5/2.5,
+// R_e = R1·R2/(R1 + R2); ∂F_x/∂x_ball = −f'(d) = 2π·R_e·k·δ^1.5 and ∂F_y/∂y_ball = −f/d.
+TEST(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
+  ServerOptions options;
+  options.address = "127.0.0.1:0";
+  options.metrics_address = "127.0.0.1:0";
+  options.eval_threads = 1;
+  auto server = TaxelServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target());
+  ASSERT_TRUE(client.ok());
+  const double r1 = 0.03, r2 = 0.02, d = 0.049, k = 1e8;
+  v1::SceneSpec spec;
+  spec.set_name("pair");
+  spec.set_num_envs(1);
+  for (auto [entity, kind, radius] : {std::make_tuple("hand", v1::ROBOT, r1), std::make_tuple("ball", v1::OBJECT, r2)}) {
+    v1::Entity* e = spec.add_entities();
+    e->set_name(entity);
+    e->set_kind(kind);
+    v1::Link* l = e->add_links();
+    l->set_name("body");
+    l->add_shapes()->mutable_implicit()->mutable_sphere()->set_radius(radius);
+  }
+  v1::ContactMatrixSpec* cm = spec.mutable_contact_matrix();
+  cm->add_bodies("all");
+  cm->add_partners("object/*");
+  cm->mutable_law()->set_stiffness(k);
+  cm->mutable_law()->set_exponent(1.5);
+  cm->mutable_law()->set_damping(0);
+  cm->set_gradients(true);
+  auto info = (*client)->CreateScene(spec);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(info->contact_matrix().gradients());
+  v1::StepRequest req;
+  req.set_scene("pair");
+  *req.mutable_poses() = DoubleTensor({1, 2, 7}, PosesXyzw({Eigen::Vector3d::Zero(), Eigen::Vector3d(d, 0, 0)}));
+  *req.mutable_twists() = DoubleTensor({1, 2, 6}, std::vector<double>(12, 0.0));
+  req.set_quat_order(v1::XYZW);
+  req.set_dt(0.01);
+  req.mutable_read()->set_contact_matrix(true);
+  auto resp = (*client)->Step(req);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  v1::GetContactMatrixRequest get;
+  get.set_scene("pair");
+  get.set_gradients(true);
+  auto m = (*client)->GetContactMatrix(get);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_THAT(m->gradient().shape(), ::testing::ElementsAre(1, 1, 1, 3, 2, 6));
+  // The step's read carries the same gradient (the matrix keeps it).
+  EXPECT_EQ(resp->contact_matrix().gradient().data(), m->gradient().data());
+  ASSERT_EQ(m->gradient().data().size(), 36 * sizeof(float));
+  float g[36];
+  std::memcpy(g, m->gradient().data().data(), sizeof(g));
+  const double delta = r1 + r2 - d, re = r1 * r2 / (r1 + r2), pi = 3.141592653589793;
+  const double dfx = 2 * pi * re * k * std::pow(delta, 1.5), dfy = -(2 * pi * re * k * std::pow(delta, 2.5) / 2.5) / d;
+  // g[i·12 + side·6 + j]: ∂F_i/∂(t_j of the body (side 0) or the partner (side 1)).
+  EXPECT_NEAR(g[0 * 12 + 6 + 0], dfx, 1e-5 * dfx);
+  EXPECT_NEAR(g[1 * 12 + 6 + 1], dfy, 1e-5 * dfx);
+  EXPECT_NEAR(g[0 * 12 + 0 + 0], -dfx, 1e-5 * dfx);
+  // A scene that keeps no gradient refuses to read one.
+  spec.set_name("plain");
+  spec.mutable_contact_matrix()->set_gradients(false);
+  ASSERT_TRUE((*client)->CreateScene(spec).ok());
+  get.set_scene("plain");
+  EXPECT_EQ((*client)->GetContactMatrix(get).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

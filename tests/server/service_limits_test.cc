@@ -250,6 +250,8 @@ TEST_F(ServiceLimitsTest, MeshGridBuildsAreBoundedInQueries) {
   auto info = client_->GetServerInfo();
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->num_meshes(), 0);
+  // The limit that refused it is the one the server reports.
+  EXPECT_EQ(info->limits().max_grid_build_queries(), 2'000'000);
   // The mesh was not kept: deleting it is NOT_FOUND.
   const std::string id = geometry::TriangleMesh::ContentId(ball.vertices, ball.triangles);
   EXPECT_EQ(client_->DeleteMesh(id).code(), absl::StatusCode::kNotFound);

@@ -133,11 +133,14 @@ absl::Status MergeMatrices(const std::vector<v1::GetContactMatrixResponse*>& par
                            const std::vector<ShardedScene::Part>& route, const std::vector<EnvRange>& ranges,
                            size_t total, v1::GetContactMatrixResponse* out) {
   std::vector<const google::protobuf::RepeatedField<int32_t>*> ids;
-  std::vector<v1::Tensor*> normal, friction;
+  std::vector<v1::Tensor*> normal, friction, gradient;
+  // Asked before mutable_*() marks the fields present.
+  const bool has_friction = parts[0]->has_friction(), has_gradient = parts[0]->has_gradient();
   for (auto* m : parts) {
     ids.push_back(&m->env_ids());
     normal.push_back(m->mutable_normal());
     friction.push_back(m->mutable_friction());
+    gradient.push_back(m->mutable_gradient());
   }
   for (int32_t e : MergeEnvIds(ids, route, ranges, total)) out->add_env_ids(e);
   *out->mutable_rows() = parts[0]->rows();
@@ -145,8 +148,14 @@ absl::Status MergeMatrices(const std::vector<v1::GetContactMatrixResponse*>& par
   if (absl::Status s = ScatterRows(normal, route, total, "contact_matrix.normal", out->mutable_normal()); !s.ok()) {
     return s;
   }
-  if (parts[0]->has_friction()) {
-    return ScatterRows(friction, route, total, "contact_matrix.friction", out->mutable_friction());
+  if (has_friction) {
+    if (absl::Status s = ScatterRows(friction, route, total, "contact_matrix.friction", out->mutable_friction());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (has_gradient) {
+    return ScatterRows(gradient, route, total, "contact_matrix.gradient", out->mutable_gradient());
   }
   return absl::OkStatus();
 }

@@ -110,7 +110,7 @@ void ReadingBytes(const v1::SceneInfo& info, const v1::ReadSpec& read, int histo
   }
   if (read.contact_matrix() && info.has_contact_matrix()) {
     const v1::ContactMatrixInfo& cm = info.contact_matrix();
-    *per_env += 5 + int64_t{cm.rows_size()} * cm.columns_size() * 3 * 4 * (cm.friction() ? 2 : 1);
+    *per_env += 5 + int64_t{cm.rows_size()} * cm.columns_size() * 3 * 4 * ((cm.friction() ? 2 : 1) + (cm.gradients() ? 12 : 0));
     *fixed += 256;
     for (const auto* names : {&cm.rows(), &cm.columns()}) {
       for (const std::string& n : *names) *fixed += static_cast<int64_t>(n.size()) + 8;
@@ -192,6 +192,12 @@ absl::Status AppendPart(v1::StepResponse part, bool first, v1::StepResponse* joi
     if (part.contact_matrix().has_friction()) {
       if (absl::Status s =
               AppendTensor(part.contact_matrix().friction(), m->mutable_friction(), "contact_matrix.friction");
+          !s.ok())
+        return s;
+    }
+    if (part.contact_matrix().has_gradient()) {
+      if (absl::Status s =
+              AppendTensor(part.contact_matrix().gradient(), m->mutable_gradient(), "contact_matrix.gradient");
           !s.ok())
         return s;
     }

@@ -7,7 +7,7 @@
 const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 
-const { TaxelClient, TaxelError, tensor, superellipsoid, smoothPolytope, truncatedCone } = require('..');
+const { TaxelClient, TaxelError, tensor, superellipsoid, smoothPolytope, truncatedCone, implicitSphere } = require('..');
 const { SERVER, startServer, stopServer } = require('./servers');
 
 const R = 0.002;
@@ -62,6 +62,44 @@ describe('implicit shapes against taxel-server', { skip: SERVER ? false : 'TAXEL
     const depth = r.get('depth', 'depth').data;
     gaps.forEach((g, e) => assert.ok(Math.abs(depth[e] - (R - g)) <= 1e-7, `env ${e}: ${depth[e]} vs ${R - g}`));
     await client.deleteScene('implicit');
+  });
+
+  // Two implicit spheres (tip R1 = 3 cm, ball R2 = 2 cm), centres d = 4.9 cm apart along u (overlap
+  // δ = 1 mm), at rest, pressure p = k·δ^1.5: the force on the tip is F = −f(d)·u with
+  // f = 2π·R_e·k·δ^2.5/2.5, R_e = R1·R2/(R1 + R2); ∂F/∂c_ball = −f'(d)·uuᵀ − f/d·(I − uuᵀ) with
+  // f' = −2π·R_e·k·δ^1.5, and ∂F/∂c_tip is minus that.
+  test('the contact matrix gradient of two implicit spheres is the closed form', async () => {
+    const r1 = 0.03; const r2 = 0.02; const d = 0.049; const k = 1e8;
+    await client.createScene({
+      name: 'pair', num_envs: 1,
+      entities: [
+        { name: 'hand', kind: 'ROBOT', links: [{ name: 'tip', shapes: [implicitSphere(r1)] }] },
+        { name: 'ball', kind: 'OBJECT', links: [{ name: 'body', shapes: [implicitSphere(r2)] }] },
+      ],
+      contact_matrix: { bodies: ['all'], partners: ['object/*'], gradients: true,
+        law: { stiffness: k, exponent: 1.5, damping: 0 } },
+    });
+    const u = [1 / 3, 2 / 3, 2 / 3];
+    const poses = new Float64Array([0, 0, 0, 0, 0, 0, 1, d * u[0], d * u[1], d * u[2], 0, 0, 0, 1]);
+    await client.step({ scene: 'pair', poses, twists: new Float64Array(12), quatOrder: 'XYZW', dt: 0.01 });
+    const m = await client.contactMatrix('pair', { gradients: true });
+    assert.deepEqual(m.gradient.shape, [1, 1, 1, 3, 2, 6]);
+    const delta = r1 + r2 - d; const re = (r1 * r2) / (r1 + r2);
+    const f = (2 * Math.PI * re * k * delta ** 2.5) / 2.5;
+    const fp = -2 * Math.PI * re * k * delta ** 1.5;
+    const g = m.gradient.data;
+    const tol = 1e-5 * Math.abs(fp);  // float32 cells
+    let scale = 0;
+    for (let i = 0; i < 3; i++) {
+      for (let j = 0; j < 3; j++) {
+        const want = -fp * u[i] * u[j] - (f / d) * ((i === j ? 1 : 0) - u[i] * u[j]);
+        scale = Math.max(scale, Math.abs(want));
+        assert.ok(Math.abs(g[i * 12 + 6 + j] - want) <= tol, `ball ${i}${j}: ${g[i * 12 + 6 + j]} vs ${want}`);
+        assert.ok(Math.abs(g[i * 12 + j] + want) <= tol, `tip ${i}${j}: ${g[i * 12 + j]} vs ${-want}`);
+      }
+    }
+    assert.ok(scale > 50, `f' is about 240 N/m here, got ${scale}`);
+    await client.deleteScene('pair');
   });
 
   test('a fractional exponent is INVALID_ARGUMENT naming the field', async () => {

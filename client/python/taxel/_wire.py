@@ -195,11 +195,11 @@ def _timing(buf: bytes, start: int, end: int) -> Tuple[float, float, float, floa
 
 
 def _contact_matrix(buf: bytes, start: int, end: int):
-    """GetContactMatrixResponse {1 env_ids, 2 rows, 3 columns, 4 normal, 5 friction}."""
+    """GetContactMatrixResponse {1 env_ids, 2 rows, 3 columns, 4 normal, 5 friction, 6 gradient}."""
     env_ids: list = []
     rows: List[str] = []
     columns: List[str] = []
-    normal, friction = (end, end), None
+    normal, friction, gradient = (end, end), None, None
     for number, wire, value in _fields(buf, start, end):
         if number == 1:
             _ints(buf, wire, value, env_ids)
@@ -211,14 +211,16 @@ def _contact_matrix(buf: bytes, start: int, end: int):
             normal = value
         elif number == 5 and wire == _LEN:
             friction = _tensor(buf, *value)
-    return _joined(env_ids), rows, columns, _tensor(buf, *normal), friction
+        elif number == 6 and wire == _LEN:
+            gradient = _tensor(buf, *value)
+    return _joined(env_ids), rows, columns, _tensor(buf, *normal), friction, gradient
 
 
 def parse_step_response(buf: bytes) -> Dict:
     """The fields of a taxel.v1.StepResponse the client uses, from its serialized bytes:
     {"sequence", "step", "env_ids" (int64 array), "readings": [(sensor, sensor_id, branch,
     {channel: array})], "timing": (decode, evaluate, encode, queue) µs, "contact_matrix":
-    (env_ids, rows, columns, normal, friction) or None}. Raises WireError (a ValueError) on
+    (env_ids, rows, columns, normal, friction, gradient) or None}. Raises WireError (a ValueError) on
     malformed input."""
     out: Dict = {"sequence": 0, "step": 0, "readings": [], "timing": (0.0, 0.0, 0.0, 0.0), "contact_matrix": None}
     env_ids: list = []
@@ -256,5 +258,6 @@ def parse_read_response(buf: bytes) -> Dict:
 
 
 def parse_contact_matrix_response(buf: bytes):
-    """taxel.v1.GetContactMatrixResponse: (env_ids, rows, columns, normal, friction or None)."""
+    """taxel.v1.GetContactMatrixResponse: (env_ids, rows, columns, normal, friction or None,
+    gradient or None)."""
     return _contact_matrix(buf, 0, len(buf))

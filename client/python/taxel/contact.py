@@ -110,12 +110,15 @@ class ContactMatrixSpec:
         their narrow-band grid (`Client.upload_mesh(..., grid_max_error=, grid_band=)`, else built
         by the server with a 1 mm band): each sample's depth within the grid's `max_error`
         (`Client.mesh_info(id).grid`) inside its band, exact deeper. Unscaled meshes only.
+      gradients: ESTIMATED only: also keep each cell's gradient with respect to the body's and the
+        partner's poses (`Scene.contact_matrix(gradients=True)`, `ContactMatrix.gradient`); every
+        shape of the selected links must be implicit (`taxel.Superellipsoid`, ...).
     """
 
     def __init__(self, bodies: Union[str, Sequence[str]], partners: Union[str, Sequence[str]] = ("terrain",),
                  source: Union[str, int] = "estimated", friction: bool = False,
                  law: Union["NonlinearLaw", Dict[str, Any], None] = None, sample_spacing: Optional[float] = None,
-                 sdf_backend: Union[str, int, None] = None):
+                 sdf_backend: Union[str, int, None] = None, gradients: bool = False):
         self.bodies = _names(bodies, "contact_bodies")
         if not self.bodies:
             raise ValueError("contact_bodies: empty; name at least one robot link (or 'all'), or leave the "
@@ -137,6 +140,10 @@ class ContactMatrixSpec:
         if self.sdf_backend == scene_pb2.GRID and self.source == scene_pb2.REPORTED:
             raise ValueError("contact_sdf_backend: 'grid' applies to 'estimated' contacts; 'reported' ones come "
                              "from the simulator")
+        self.gradients = bool(gradients)
+        if self.gradients and self.source == scene_pb2.REPORTED:
+            raise ValueError("contact_gradients: gradients are of 'estimated' contacts; 'reported' forces come "
+                             "from the simulator")
 
     @property
     def source_name(self) -> str:
@@ -154,12 +161,13 @@ class ContactMatrixSpec:
             out.sample_spacing = self.sample_spacing
         if self.sdf_backend is not None:
             out.sdf_backend = self.sdf_backend
+        out.gradients = self.gradients
         return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "ContactMatrixSpec":
         """From the proto's field names: {"bodies": ..., "partners": ..., "source": ..., ...}."""
-        known = {"bodies", "partners", "source", "friction", "law", "sample_spacing", "sdf_backend"}
+        known = {"bodies", "partners", "source", "friction", "law", "sample_spacing", "sdf_backend", "gradients"}
         unknown = set(d) - known
         if unknown:
             raise TypeError(f"contact_matrix: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -170,6 +178,8 @@ class ContactMatrixSpec:
                         if getattr(self, k) is not None)
         if self.sdf_backend is not None:
             extra += f", sdf_backend={scene_pb2.SdfBackend.Name(self.sdf_backend).lower()!r}"
+        if self.gradients:
+            extra += ", gradients=True"
         return (f"ContactMatrixSpec(bodies={self.bodies}, partners={self.partners}, source={self.source_name!r}, "
                 f"friction={self.friction}{extra})")
 
@@ -177,7 +187,8 @@ class ContactMatrixSpec:
 # SceneSpec keyword -> ContactMatrixSpec argument.
 CONTACT_SPEC_KEYWORDS = {"contact_bodies": "bodies", "contact_partners": "partners", "contact_source": "source",
                          "contact_friction": "friction", "contact_law": "law",
-                         "contact_sample_spacing": "sample_spacing", "contact_sdf_backend": "sdf_backend"}
+                         "contact_sample_spacing": "sample_spacing", "contact_sdf_backend": "sdf_backend",
+                         "contact_gradients": "gradients"}
 
 
 LinkResolver = Callable[[str, str], int]

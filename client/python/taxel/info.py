@@ -33,6 +33,7 @@ class Limits:
     max_memory_bytes: int  # server-wide (the server resolves its default to 3/4 of its memory)
     max_scenes_per_tenant: int = 0  # 0: only max_scenes
     max_memory_bytes_per_tenant: int = 0  # 0: only max_memory_bytes
+    max_grid_build_queries: int = 0  # exact distance queries one mesh grid build may make
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class ServerInfo:
         return cls(p.version, p.grpc_version,
                    Limits(l.max_message_bytes, l.max_scenes, l.max_envs_per_scene, l.max_probes_per_scene,
                           l.max_triangles_per_mesh, l.max_memory_bytes, l.max_scenes_per_tenant,
-                          l.max_memory_bytes_per_tenant),
+                          l.max_memory_bytes_per_tenant, l.max_grid_build_queries),
                    tuple(p.capabilities), p.threads, p.num_scenes, p.num_meshes, p.memory_bytes, p.replica_id, p)
 
 
@@ -143,6 +144,7 @@ class ContactMatrixInfo:
     row_index: Dict[str, int] = field(repr=False)     # row name -> row
     column_index: Dict[str, int] = field(repr=False)  # column name -> column
     sdf_backend: str = "exact"  # "exact" or "grid": where sampled pairs read meshes from
+    gradients: bool = False     # the gradient is kept too (12 × bytes)
 
     @property
     def shape(self) -> Tuple[int, int]:
@@ -153,7 +155,7 @@ class ContactMatrixInfo:
     def from_proto(cls, p) -> "ContactMatrixInfo":
         return cls(tuple(p.rows), tuple(p.columns), _kind_name(scene_pb2.ContactSource, p.source), p.friction,
                    p.bytes, {n: i for i, n in enumerate(p.rows)}, {n: i for i, n in enumerate(p.columns)},
-                   _kind_name(scene_pb2.SdfBackend, p.sdf_backend))
+                   _kind_name(scene_pb2.SdfBackend, p.sdf_backend), p.gradients)
 
 
 _AMBIGUOUS = -1

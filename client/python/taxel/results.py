@@ -253,6 +253,11 @@ class ContactMatrix:
       normal: [E, B, P, 3] float32, N, world axes: the summed normal force on the body from that
         partner (opposing contacts cancel). A zero-copy, read-only view of the response.
       friction: the friction part, same shape, when requested (None otherwise).
+      gradient: [E, B, P, 3, 2, 6] float32 when requested (`contact_matrix(gradients=True)` of a
+        scene created with `contact_gradients=True`; None otherwise): ∂normal[e, b, p, i]/∂ξ, ξ the
+        world twist of the body's link about its origin (axis 4 = 0) or of the partner about the
+        origin of its first link (axis 4 = 1); last axis δt (N/m) then δθ (N/rad). Implicit
+        shapes only; the links' velocities held fixed.
 
     `in_contact`, `any_contact` and `net_force` reduce it the way RL code usually does.
     """
@@ -261,6 +266,7 @@ class ContactMatrix:
     columns: List[str]
     normal: np.ndarray
     friction: Optional[np.ndarray]
+    gradient: Optional[np.ndarray] = None
     row_index: Dict[str, int] = field(init=False, repr=False, compare=False)
     column_index: Dict[str, int] = field(init=False, repr=False, compare=False)
 
@@ -271,7 +277,8 @@ class ContactMatrix:
     @classmethod
     def from_proto(cls, p: "service_pb2.GetContactMatrixResponse") -> "ContactMatrix":
         return cls(np.array(p.env_ids, dtype=np.int32), list(p.rows), list(p.columns), decode(p.normal),
-                   decode(p.friction) if p.HasField("friction") else None)
+                   decode(p.friction) if p.HasField("friction") else None,
+                   decode(p.gradient) if p.HasField("gradient") else None)
 
     @classmethod
     def from_wire(cls, buf: bytes) -> "ContactMatrix":
@@ -279,8 +286,8 @@ class ContactMatrix:
         return cls._from_parts(*parse_contact_matrix_response(buf))
 
     @classmethod
-    def _from_parts(cls, env_ids, rows, columns, normal, friction) -> "ContactMatrix":
-        return cls(env_ids.astype(np.int32), rows, columns, normal, friction)
+    def _from_parts(cls, env_ids, rows, columns, normal, friction, gradient=None) -> "ContactMatrix":
+        return cls(env_ids.astype(np.int32), rows, columns, normal, friction, gradient)
 
     def _select(self, names, axis_names: List[str], what: str) -> Optional[np.ndarray]:
         if names is None:

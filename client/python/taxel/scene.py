@@ -359,7 +359,8 @@ class Scene:
         self._call("ResetEnvs", service_pb2.ResetEnvsRequest(scene=self.name, env_ids=envs or []))
 
     def contact_matrix(self, env_ids: EnvIds = None, rows: Optional[Sequence[str]] = None,
-                       columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
+                       columns: Optional[Sequence[str]] = None, friction: bool = False,
+                       gradients: bool = False) -> ContactMatrix:
         """The latest partner-resolved contact forces (GetContactMatrix), without stepping.
 
         Args:
@@ -369,6 +370,8 @@ class Scene:
           columns: partner names (exact column names), in the order wanted (default every column).
           friction: also return the friction matrix (FailedPreconditionError when the scene does
             not keep it).
+          gradients: also return `gradient` [E, B, P, 3, 2, 6] (FailedPreconditionError unless the
+            scene was created with `contact_gradients=True`; see `ContactMatrix.gradient`).
 
         Returns a ContactMatrix: `normal` [E, B, P, 3] float32 (N, world axes, force on the body)
         as a zero-copy read-only view, `row_index`/`column_index` name -> index maps. Rows of envs
@@ -382,7 +385,8 @@ class Scene:
         if envs is not None and not envs:
             raise ValueError("env_ids: empty; pass None for every env")
         req = service_pb2.GetContactMatrixRequest(scene=self.name, env_ids=envs or [], rows=list(rows or []),
-                                                  columns=list(columns or []), friction=friction)
+                                                  columns=list(columns or []), friction=friction,
+                                                  gradients=gradients)
         return ContactMatrix.from_wire(self._call("GetContactMatrix", req, raw=True))
 
     # --------------------------------------------------------------------------------------------

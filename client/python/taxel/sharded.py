@@ -128,10 +128,12 @@ def _merge_matrices(parts: List[ContactMatrix], route: _Route, ranges) -> Contac
     positions = [p for _, p, _ in route.parts]
     env_ids = _merge([m.env_ids + ranges[i][0] for m, (i, _, _) in zip(parts, route.parts)], positions, route.total)
     normal = _merge([m.normal for m in parts], positions, route.total)
-    friction = None
+    friction, gradient = None, None
     if parts[0].friction is not None:
         friction = _merge([m.friction for m in parts], positions, route.total)
-    return ContactMatrix(env_ids.astype(np.int32), parts[0].rows, parts[0].columns, normal, friction)
+    if parts[0].gradient is not None:
+        gradient = _merge([m.gradient for m in parts], positions, route.total)
+    return ContactMatrix(env_ids.astype(np.int32), parts[0].rows, parts[0].columns, normal, friction, gradient)
 
 
 class ShardedScene:
@@ -319,13 +321,15 @@ class ShardedScene:
         self._each(lambda s, i, pos, local: s.reset(local), route.parts)
 
     def contact_matrix(self, env_ids: EnvIds = None, rows: Optional[Sequence[str]] = None,
-                       columns: Optional[Sequence[str]] = None, friction: bool = False) -> ContactMatrix:
+                       columns: Optional[Sequence[str]] = None, friction: bool = False,
+                       gradients: bool = False) -> ContactMatrix:
         """As Scene.contact_matrix, routed by env: [E, B, P, 3] in the caller's env order."""
         envs = _env_list(env_ids)
         if envs is not None and not envs:
             raise ValueError("env_ids: empty; pass None for every env")
         route = _Route(self.ranges, envs)
-        parts = self._each(lambda s, i, pos, local: s.contact_matrix(local, rows, columns, friction), route.parts)
+        parts = self._each(lambda s, i, pos, local: s.contact_matrix(local, rows, columns, friction, gradients),
+                           route.parts)
         return _merge_matrices(parts, route, self.ranges)
 
     # --------------------------------------------------------------------------------------------

@@ -194,6 +194,7 @@ class SceneSpec:
       contact_law: ESTIMATED pressure law, a taxel.NonlinearLaw or a dict of its options;
       contact_sample_spacing: ESTIMATED surface sampling step (m) for pairs without a closed form;
       contact_sdf_backend: ESTIMATED: "exact" (default) or "grid" (meshes from their narrow-band grid).
+      contact_gradients: ESTIMATED, implicit shapes: also keep each cell's gradient (`ContactMatrix.gradient`).
     or `contact_matrix=` a taxel.ContactMatrixSpec / a dict of the proto's field names, or later
     with `set_contact_matrix(...)`.
     """
@@ -204,7 +205,8 @@ class SceneSpec:
                  contact_source: Optional[Union[str, int]] = None, contact_friction: Optional[bool] = None,
                  contact_law: Union[NonlinearLaw, Dict[str, Any], None] = None,
                  contact_sample_spacing: Optional[float] = None, contact_sdf_backend: Union[str, int, None] = None,
-                 contact_matrix: Optional[ContactMatrixSpec] = None, **fields: Any):
+                 contact_gradients: Optional[bool] = None, contact_matrix: Optional[ContactMatrixSpec] = None,
+                 **fields: Any):
         self.name, self.num_envs, self.seed = name, int(num_envs), int(seed)
         self.entities: List[Entity] = []
         self.sensors: List[Sensor] = []
@@ -213,7 +215,8 @@ class SceneSpec:
                                          ("contact_source", contact_source), ("contact_friction", contact_friction),
                                          ("contact_law", contact_law),
                                          ("contact_sample_spacing", contact_sample_spacing),
-                                         ("contact_sdf_backend", contact_sdf_backend)) if v is not None}
+                                         ("contact_sdf_backend", contact_sdf_backend),
+                                         ("contact_gradients", contact_gradients)) if v is not None}
         if contact_matrix is not None and contact_kw:
             raise TypeError("SceneSpec: give the contact matrix either as contact_matrix= or with the contact_* "
                             "keywords, not both")
@@ -241,7 +244,7 @@ class SceneSpec:
                            source: Union[str, int] = "estimated", friction: bool = False,
                            law: Union[NonlinearLaw, Dict[str, Any], None] = None,
                            sample_spacing: Optional[float] = None,
-                           sdf_backend: Union[str, int, None] = None) -> ContactMatrixSpec:
+                           sdf_backend: Union[str, int, None] = None, gradients: bool = False) -> ContactMatrixSpec:
         """Sets (or replaces) the scene's contact matrix and returns it; the arguments are those of
         taxel.ContactMatrixSpec. `bodies` may also be a ContactMatrixSpec, a dict of the proto's
         field names, or a taxel.v1.ContactMatrixSpec; None removes the matrix."""
@@ -255,9 +258,9 @@ class SceneSpec:
         elif isinstance(bodies, scene_pb2.ContactMatrixSpec):
             cm = ContactMatrixSpec(list(bodies.bodies), list(bodies.partners) or ["terrain"], bodies.source,
                                    bodies.friction, bodies.law if bodies.HasField("law") else None,
-                                   bodies.sample_spacing or None, bodies.sdf_backend)
+                                   bodies.sample_spacing or None, bodies.sdf_backend, bodies.gradients)
         else:
-            cm = ContactMatrixSpec(bodies, partners, source, friction, law, sample_spacing, sdf_backend)
+            cm = ContactMatrixSpec(bodies, partners, source, friction, law, sample_spacing, sdf_backend, gradients)
         self.contact_matrix = cm
         return cm
 

@@ -65,7 +65,7 @@ def reading_bytes(info: SceneInfo, read: "service_pb2.ReadSpec", history: int = 
                     fixed += _PER_TENSOR * branches
     if read.contact_matrix and info.contact_matrix is not None:
         cm = info.contact_matrix
-        per_env += 5 + len(cm.rows) * len(cm.columns) * 3 * 4 * (2 if cm.friction else 1)
+        per_env += 5 + len(cm.rows) * len(cm.columns) * 3 * 4 * ((2 if cm.friction else 1) + (12 if cm.gradients else 0))
         fixed += 256 + sum(len(n) + 8 for n in cm.rows + cm.columns)
     return per_env, fixed
 
@@ -139,8 +139,9 @@ def join(results: List[StepResult]) -> StepResult:
     if last.contact_matrix is not None:
         parts = [r.contact_matrix for r in results]
         friction = None if parts[0].friction is None else _cat([m.friction for m in parts])
+        gradient = None if parts[0].gradient is None else _cat([m.gradient for m in parts])
         matrix = ContactMatrix(_cat([m.env_ids for m in parts]), parts[0].rows, parts[0].columns,
-                               _cat([m.normal for m in parts]), friction)
+                               _cat([m.normal for m in parts]), friction, gradient)
     return StepResult(last.step, _cat([r.env_ids for r in results]), sensors, timing, last.sequence, matrix)
 
 
