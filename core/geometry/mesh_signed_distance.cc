@@ -82,6 +82,19 @@ float FloatLimit(double b2, double slack) {
   return static_cast<float>(t * t * (1 + 4 * kFloatEps));
 }
 
+// FloatLimit for a finite b2 whose padded root sqrt(b2)·(1 + 8 eps) is `root` (the same value,
+// one square root shared by the node and slab limits).
+float FloatLimitFromRoot(double root, double slack) {
+  const double t = root + slack;
+  return static_cast<float>(t * t * (1 + 4 * kFloatEps));
+}
+
+// The cache lines of a triangle's three vertices (72 bytes: at most two lines).
+inline void PrefetchTriangle(const Eigen::Vector3d* v) {
+  __builtin_prefetch(v);
+  __builtin_prefetch(reinterpret_cast<const char*>(v + 3) - 1);
+}
+
 // Fetches the cache lines of `bytes` bytes from `p` ahead of use.
 inline void Prefetch(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
@@ -128,8 +141,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     const double d2 = (p - c).squaredNorm();
     if (d2 < best || (!found && d2 <= best)) {
       best = d2;
-      limit = FloatLimit(best, node_slack);
-      slab_limit = FloatLimit(best, slab_slack);
+      const double root = std::sqrt(best) * (1 + 8 * kFloatEps);
+      limit = FloatLimitFromRoot(root, node_slack);
+      slab_limit = FloatLimitFromRoot(root, slab_slack);
       found = true;
       best_slot = static_cast<int>(s);
       best_feature = f;
@@ -155,17 +169,20 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       }
       for (uint32_t m = live; m != 0; m &= m - 1) {
         const uint32_t slot = first + __builtin_ctz(m);
-        Prefetch(&leaf_vertices_[3 * slot], 3 * sizeof(Eigen::Vector3d));
+        PrefetchTriangle(&leaf_vertices_[3 * slot]);
         __builtin_prefetch(&leaf_triangle_[slot]);
       }
+      // Nearest bound first (ties: lowest slot). Once the nearest remaining bound exceeds the
+      // limit, so do all the others: stop there rather than scanning them one by one.
       while (live != 0) {
         uint32_t k = __builtin_ctz(live);
         for (uint32_t m = live & (live - 1); m != 0; m &= m - 1) {
           const uint32_t j = __builtin_ctz(m);
           if (lb2[j] < lb2[k]) k = j;
         }
+        if (lb2[k] > slab_limit) break;
         live &= ~(1u << k);
-        if (lb2[k] <= slab_limit) test_slot(first + k);
+        test_slot(first + k);
       }
     }
   };
