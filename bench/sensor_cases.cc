@@ -9,7 +9,8 @@
 //    both pads; the record also carries the ground-truth-only time of the same run and the
 //    overhead ratio (target ≤ 1.15).
 //  - imperfections/pipeline_only: the measured pipeline of that case without the geometry
-//    (MeasuredPipeline::Process on a fixed raw sample for 1024 envs × 2 pads, and the copy out).
+//    (MeasuredPipeline::Process on a fixed raw sample for 1024 envs × 2 pads, and the copy out), with
+//    the sum of the last step's outputs as "checksum".
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -247,6 +248,11 @@ void RunPipelineOnly(Context& ctx) {
   r.AddNumber("thread_cpu_ms", Median(cpu_s) * 1e3);
   r.AddInt("envs", kEnvs);
   r.AddInt("values", static_cast<int64_t>(kEnvs) * kPads * static_cast<int64_t>(nc));
+  // The last step's reported samples, summed in a fixed order: equal across builds that give the
+  // same bits.
+  double checksum = 0;
+  for (float v : out) checksum += v;
+  r.AddNumber("checksum", checksum);
   ctx.Emit(r);
 }
 
