@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/common/stream_store.h"
 
 namespace taxel::sensors {
 
@@ -256,12 +257,14 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
-  // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
-  // crosstalk, the caller's workspace (nothing of it outlives the step).
+  // Where the stages work on the sample: with a ring, the caller's workspace (or raw itself), whose
+  // result is then streamed to its ring slot — the slot, overwritten whole, is never fetched from
+  // memory; held_ when it must be held between updates; else raw itself (the kernel rewrites it
+  // every step) or, after crosstalk, the caller's workspace (nothing of it outlives the step).
+  float* slot = ring_ > 0 ? &ring_data_[RingOffset(env, written_[env], ring_)] : nullptr;
   float* sample;
   if (ring_ > 0) {
-    sample = &ring_data_[RingOffset(env, written_[env], ring_)];
+    sample = crosstalk_ ? ws.Take<float>(nc) : raw;
   } else if (spec_.update_period > 1) {
     sample = &held_[off];
   } else if (!crosstalk_) {
@@ -277,6 +280,8 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
+  // The newest sample's values after this step.
+  const float* current = sample;
   if (sample_now) {
     if (crosstalk_) {
       Crosstalk(raw, sample, ws);
@@ -284,14 +289,18 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
       std::copy(raw, raw + nc, sample);
     }
     ApplyStages(env, step, dt, sample);
-  } else if (ring_ > 0 && written_[env] > 0) {
-    // Between samples the held (newest) sample is pushed again.
-    const float* held = &ring_data_[RingOffset(env, written_[env] - 1, ring_)];
-    std::copy(held, held + nc, sample);
+    if (slot != nullptr) StreamCopy(sample, nc, slot);
+  } else if (ring_ > 0) {
+    // Between samples the held (newest) sample is pushed again (before the first, the slot keeps
+    // the zeros of the reset).
+    const float* held = written_[env] > 0 ? &ring_data_[RingOffset(env, written_[env] - 1, ring_)] : slot;
+    if (held != slot) StreamCopy(held, nc, slot);
+    current = slot;
   }
   ++written_[env];
-  if (spec_.delay <= 0) return sample;
+  if (spec_.delay <= 0) return current;
   if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
+  if (age == 0) return current;
   return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
 }
 
