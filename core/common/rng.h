@@ -85,8 +85,9 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 /// uniform u1 = (⌊w / 2^12⌋ + ½) / 2^20 and the angle uniform u2 = (w mod 2^12 + ½) / 2^12:
 /// out[2i] = √(−2 ln u1)·cos 2πu2, out[2i + 1] = √(−2 ln u1)·sin 2πu2. The tails are cut at
 /// √(2 ln 2^21) ≈ 5.4σ and the angle has 4096 levels — ample for sensor noise. Branch-free float
-/// arithmetic (series for ln, sin and cos; no libm) over 8 or 32 blocks at a time, vectorised (AVX2
-/// intrinsics when the CPU has them, a portable loop otherwise; bit-identical results: no FMA).
+/// arithmetic (series for ln, sin and cos; no libm) over 8 or 32 blocks at a time, vectorised
+/// (AVX-512 or AVX2 intrinsics when the CPU has them, a portable loop otherwise; bit-identical
+/// results: the same operations in the same order, no FMA).
 /// Absolute accuracy 2e-6·max(1, |z|), down to the smallest radius (ln u1 is taken of u1 itself,
 /// which is exact in float). `first` (a multiple of 8) skips the normals before it: out[i] is
 /// normal number first + i of the sequence, so a long sequence can be produced piece by piece.

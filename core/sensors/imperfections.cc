@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/common/status_macros.h"
+#include "core/common/stream_store.h"
 
 namespace taxel::sensors {
 
@@ -119,9 +120,12 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     source_weight_shear_ = weights(kernel_shear_);
     source_weight_torque_ = weights(kernel_torque_);
     if (separable_) {
-      inv_source_weight_.resize(n_);
+      // One factor per value (each probe's repeated over its channels): the blur multiplies rows
+      // element by element.
+      inv_source_weight_.resize(static_cast<size_t>(n_) * channels_);
       for (int k = 0; k < n_; ++k) {
-        inv_source_weight_[k] = source_weight_normal_[k] > 0 ? static_cast<float>(1 / source_weight_normal_[k]) : 0.f;
+        const float iw = source_weight_normal_[k] > 0 ? static_cast<float>(1 / source_weight_normal_[k]) : 0.f;
+        std::fill_n(&inv_source_weight_[static_cast<size_t>(k) * channels_], channels_, iw);
       }
     }
   }
@@ -253,12 +257,14 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   const int C = channels_;
   const size_t nc = static_cast<size_t>(n_) * C;
   const size_t off = static_cast<size_t>(env) * nc;
-  // Where the sample lives: its ring slot when there is a ring (no separate copy), held_ when it
-  // must be held between updates, else raw itself (the kernel rewrites it every step) or, after
-  // crosstalk, the caller's workspace (nothing of it outlives the step).
+  // Where the stages work on the sample: with a ring, the caller's workspace (or raw itself), whose
+  // result is then streamed to its ring slot — the slot, overwritten whole, is never fetched from
+  // memory; held_ when it must be held between updates; else raw itself (the kernel rewrites it
+  // every step) or, after crosstalk, the caller's workspace (nothing of it outlives the step).
+  float* slot = ring_ > 0 ? &ring_data_[RingOffset(env, written_[env], ring_)] : nullptr;
   float* sample;
   if (ring_ > 0) {
-    sample = &ring_data_[RingOffset(env, written_[env], ring_)];
+    sample = crosstalk_ ? ws.Take<float>(nc) : raw;
   } else if (spec_.update_period > 1) {
     sample = &held_[off];
   } else if (!crosstalk_) {
@@ -274,6 +280,8 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
+  // The newest sample's values after this step.
+  const float* current = sample;
   if (sample_now) {
     if (crosstalk_) {
       Crosstalk(raw, sample, ws);
@@ -281,14 +289,18 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
       std::copy(raw, raw + nc, sample);
     }
     ApplyStages(env, step, dt, sample);
-  } else if (ring_ > 0 && written_[env] > 0) {
-    // Between samples the held (newest) sample is pushed again.
-    const float* held = &ring_data_[RingOffset(env, written_[env] - 1, ring_)];
-    std::copy(held, held + nc, sample);
+    if (slot != nullptr) StreamCopy(sample, nc, slot);
+  } else if (ring_ > 0) {
+    // Between samples the held (newest) sample is pushed again (before the first, the slot keeps
+    // the zeros of the reset).
+    const float* held = written_[env] > 0 ? &ring_data_[RingOffset(env, written_[env] - 1, ring_)] : slot;
+    if (held != slot) StreamCopy(held, nc, slot);
+    current = slot;
   }
   ++written_[env];
-  if (spec_.delay <= 0) return sample;
+  if (spec_.delay <= 0) return current;
   if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
+  if (age == 0) return current;
   return &ring_data_[RingOffset(env, written_[env] - 1 - age, ring_)];
 }
 
@@ -355,7 +367,7 @@ inline __attribute__((always_inline)) void PointStages(const ValueStageParams& p
 // The value stages on x[0, len): hysteresis (state xi, prev; one zero flag per kHystBlock values
 // in hyst_zero), then PointStages. Float arithmetic, element-wise loops in a fixed order: both
 // clones give the same bits.
-__attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
                                                                    float* x, size_t len, float* xi, float* prev,
                                                                    uint8_t* hyst_zero, float* walk, const float* z_walk,
                                                                    const float* z_noise) {
@@ -450,8 +462,12 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     const size_t len = std::min(kChunk, nc - c0);
     // The chunk's state comes from memory (each env's is touched once a step): its loads are
     // started now and overlap the drawing of the normals instead of stalling the stages.
+    // (Hysteresis blocks flagged all +0 are not fetched: their state is known, and it is only
+    // read again if their input is not all +0 — the rare start of a contact.)
     for (size_t i = 0; i < len; i += 64 / sizeof(float)) {
-      if (p.hysteresis) __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      if (p.hysteresis && !hyst_zero[(c0 + i) / kHystBlock]) {
+        __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      }
       if (p.walk) __builtin_prefetch(walk + c0 + i, 1, 3);
     }
     if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);

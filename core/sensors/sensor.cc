@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/common/field_error.h"
 #include "core/common/status_macros.h"
+#include "core/common/stream_store.h"
 #include "core/sensors/tracked_geometry.h"
 
 namespace taxel::sensors {
@@ -281,7 +282,7 @@ namespace {
 
 // force[k] = v[k][0..2], torque[k] = v[k][3..5] for n probes of 6 interleaved floats; written
 // for the vectoriser (no aliasing: the sample and the output arrays are distinct buffers).
-__attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
                                                                         float* __restrict force,
                                                                         float* __restrict torque) {
   for (int k = 0; k < n; ++k) {
@@ -301,12 +302,20 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
   if (out == nullptr) out = ws.TakeZeroed<float>(static_cast<size_t>(n) * W);  // a delay not yet filled reads 0
   const size_t base = static_cast<size_t>(env) * n;
   switch (kind()) {
+    // The output arrays are larger than the caches and read only after the step: the env's
+    // values are split in the workspace and streamed out (no read of the lines they overwrite).
     case SensorKind::kKinematicTaxel:
-    case SensorKind::kProximityTaxel:
-      SplitForceTorque(out, n, &measured_.force[base * 3], &measured_.torque[base * 3]);
+    case SensorKind::kProximityTaxel: {
+      Workspace::Scope scope(ws);
+      float* force = ws.Take<float>(static_cast<size_t>(n) * 3);
+      float* torque = ws.Take<float>(static_cast<size_t>(n) * 3);
+      SplitForceTorque(out, n, force, torque);
+      StreamCopy(force, static_cast<size_t>(n) * 3, &measured_.force[base * 3]);
+      StreamCopy(torque, static_cast<size_t>(n) * 3, &measured_.torque[base * 3]);
       break;
+    }
     case SensorKind::kElastomerTaxel:
-      std::copy(out, out + static_cast<size_t>(n) * W, measured_.displacement.begin() + base * 3);
+      StreamCopy(out, static_cast<size_t>(n) * W, &measured_.displacement[base * 3]);
       break;
     case SensorKind::kContactDepthProbe:
       for (int k = 0; k < n; ++k) {

@@ -223,8 +223,9 @@ TEST(FillStandardNormalsTest, ExtremeWordsMatchTheFormula) {
   }
 }
 
-// The vectorised path this CPU takes (AVX2 intrinsics where available) and the portable loop give
-// the same bits, including the tail of a fill that is not a multiple of 64.
+// The vectorised path this CPU takes (AVX-512 or AVX2 intrinsics where available: 32-block batches,
+// then 8-block AVX2 ones) and the portable loop give the same bits, including the tail of a fill
+// that is not a multiple of 64.
 TEST(FillStandardNormalsTest, FastPathIsBitIdenticalToThePortableOne) {
   for (uint32_t key : {0u, 7u, 0xdeadbeefu}) {
     const Philox4x32 rng(key, 106);
