@@ -297,8 +297,9 @@ absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, SdfGrid
   for (uint8_t k : keep) blocks += k;
   TAXEL_RETURN_IF_ERROR(meter.Charge(static_cast<double>(blocks) * kBrickValues, 0,
                                      absl::StrCat(what, " (", blocks, " bricks of ", kBrickValues, " nodes)")));
-  TAXEL_RETURN_IF_ERROR(budget.Reserve(static_cast<double>(blocks) * kBrickValues * sizeof(float), field,
-                                       absl::StrCat(what, " (", blocks, " bricks of ", kBrickValues, " nodes)")));
+  TAXEL_RETURN_IF_ERROR(
+      budget.Reserve(static_cast<double>(blocks) * (kBrickValues * sizeof(float) + kMaskWords * sizeof(uint64_t)),
+                     field, absl::StrCat(what, " (", blocks, " bricks of ", kBrickValues, " nodes)")));
   std::vector<size_t> block_brick;
   block_brick.reserve(blocks);
   for (size_t i = 0; i < marked.size(); ++i) {
@@ -310,6 +311,7 @@ absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, SdfGrid
 
   // Node values, brick by brick (each task writes only its own blocks).
   values_.assign(static_cast<size_t>(blocks) * kBrickValues, 0.f);
+  masks_.assign(static_cast<size_t>(blocks) * kMaskWords, 0);
   const double limit = band + kSqrt3 * h_;
   ParallelChunks(executor, blocks, 4, [&](int64_t begin, int64_t end) {
     for (int64_t blk = begin; blk < end; ++blk) {
@@ -321,10 +323,35 @@ absl::Status MeshSdfGrid::Fill(Executor& executor, MemoryBudget& budget, SdfGrid
             const Eigen::Vector3d node(g0.x() + i, g0.y() + j, g0.z() + k);
             *v++ = NodeValue(*mesh_, origin_ + h_ * node, limit);
           }
+      MaskCells(blk);
     }
   });
   stats_.num_bricks = blocks;
   return absl::OkStatus();
+}
+
+void MeshSdfGrid::MaskCells(int64_t blk) {
+  constexpr int kY = kBrickNodes, kZ = kBrickNodes * kBrickNodes;
+  const float* v = &values_[static_cast<size_t>(blk) * kBrickValues];
+  uint64_t* mask = &masks_[static_cast<size_t>(blk) * kMaskWords];
+  for (int z = 0; z < kBrickCells; ++z) {
+    for (int y = 0; y < kBrickCells; ++y) {
+      for (int x = 0; x < kBrickCells; ++x) {
+        const float* c = v + z * kZ + y * kY + x;
+        const float corners[8] = {c[0], c[1], c[kY], c[kY + 1], c[kZ], c[kZ + 1], c[kZ + kY], c[kZ + kY + 1]};
+        bool finite = true, minus_inf = false, plus_inf = false;
+        for (float f : corners) {
+          finite &= std::isfinite(f);
+          minus_inf |= f == -kFloatInf;
+          plus_inf |= f == kFloatInf;
+        }
+        const uint64_t bit = uint64_t{1} << (kBrickCells * y + x);
+        if (finite) mask[z] |= bit;
+        // Both signs in one cell (which the 1-Lipschitz distance rules out) read as outside.
+        if (minus_inf && !plus_inf) mask[kBrickCells + z] |= bit;
+      }
+    }
+  }
 }
 
 void MeshSdfGrid::LabelEmptyBricks(std::vector<int32_t>* top_ptr) const {
@@ -367,20 +394,20 @@ SignedDistanceResult MeshSdfGrid::Query(const Eigen::Vector3d& p, double max_dis
   }
   const int ix = static_cast<int>(t.x()), iy = static_cast<int>(t.y()), iz = static_cast<int>(t.z());
   // The cell (ix, iy, iz) is cell (ix & 7, iy & 7, iz & 7) of brick (ix >> 3, iy >> 3, iz >> 3).
+  // (Int arithmetic: Fill refuses lattices of 2^31 cells.)
   static_assert(kBrickCells == 8, "the shifts and masks below assume bricks of 8 cells");
-  const int32_t block = top_[(static_cast<size_t>(iz >> 3) * bricks_.y() + (iy >> 3)) * bricks_.x() + (ix >> 3)];
+  const int32_t block = top_[((iz >> 3) * bricks_.y() + (iy >> 3)) * bricks_.x() + (ix >> 3)];
   if (block < 0) return block == kOutsideBrick ? SignedDistanceResult{} : mesh_->Query(p, max_distance);
+  // Outside the band the masks answer without the corners: a +inf corner, sd > band (far); a
+  // −inf corner, sd < −band (the exact depth).
+  const uint64_t* mask = &masks_[static_cast<size_t>(block) * kMaskWords + (iz & 7)];
+  const int bit = 8 * (iy & 7) + (ix & 7);
+  if (((mask[0] >> bit) & 1) == 0) {
+    return ((mask[kBrickCells] >> bit) & 1) != 0 ? mesh_->Query(p, max_distance) : SignedDistanceResult{};
+  }
   constexpr int kY = kBrickNodes, kZ = kBrickNodes * kBrickNodes;
   const float* v = &values_[static_cast<size_t>(block) * kBrickValues + ((iz & 7) * kZ + (iy & 7) * kY + (ix & 7))];
   const float c[8] = {v[0], v[1], v[kY], v[kY + 1], v[kZ], v[kZ + 1], v[kZ + kY], v[kZ + kY + 1]};
-  // One test for the eight corners: the sum of finite corners (each within band + a cell
-  // diagonal) is finite, and a ±inf corner makes it ±inf (NaN for both signs, which the
-  // 1-Lipschitz distance rules out within one cell; it reads as outside, like a +inf corner).
-  const float sum = ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
-  if (!std::isfinite(sum)) {
-    if (sum == -kFloatInf) return mesh_->Query(p, max_distance);  // sd < −band: exact depth
-    return {};                                                     // sd > band
-  }
   Eigen::Vector3d grad;
   SignedDistanceResult r;
   r.distance = Trilinear(c, Eigen::Vector3d(t.x() - ix, t.y() - iy, t.z() - iz), &grad);
@@ -395,7 +422,8 @@ SignedDistanceResult MeshSdfGrid::Query(const Eigen::Vector3d& p, double max_dis
 }
 
 size_t MeshSdfGrid::memory_bytes() const {
-  return sizeof(*this) + top_.capacity() * sizeof(int32_t) + values_.capacity() * sizeof(float);
+  return sizeof(*this) + top_.capacity() * sizeof(int32_t) + values_.capacity() * sizeof(float) +
+         masks_.capacity() * sizeof(uint64_t);
 }
 
 }  // namespace taxel::geometry

@@ -6,7 +6,9 @@
 // block or one of two markers for a brick that no point of the band reaches: "outside" or
 // "inside". Only bricks that may hold a point with |sd| ≤ band get a block of 9×9×9 float
 // node values (the nodes on a brick's faces are stored in both neighbours, so that a cell's
-// eight corners are always in one block: one lookup per query, 2.9 kB per brick).
+// eight corners are always in one block: one lookup per query, 2.9 kB per brick). Beside each
+// block, two masks of its 512 cells (128 bytes): the cells whose eight corners are all finite, and
+// the cells with a −inf corner; a query outside the band reads one mask word, not eight corners.
 //
 // Values. Every node value is the exact mesh signed distance (MeshSignedDistance::Query, signs
 // included) rounded to float, or ±infinity beyond band + √3·h (a cell diagonal). A query
@@ -138,6 +140,12 @@ class MeshSdfGrid {
   absl::Status Fill(Executor& executor, MemoryBudget& budget, SdfGridQueryMeter& meter, absl::string_view field);
   /// Labels the bricks without a block: each connected region takes one side.
   void LabelEmptyBricks(std::vector<int32_t>* top) const;
+  /// The cell masks of block `blk` from its node values (after Fill wrote them).
+  void MaskCells(int64_t blk);
+
+  // Per block, kMaskWords words: word z (z = 0..7) has bit 8y + x set when cell (x, y, z) of the
+  // brick has eight finite corners (the band); word 8 + z when it has a −inf corner (deep inside).
+  static constexpr int kMaskWords = 2 * kBrickCells;
 
   std::shared_ptr<const MeshSignedDistance> mesh_;
   Eigen::Vector3d origin_ = Eigen::Vector3d::Zero();  // node (0, 0, 0), mesh frame (m)
@@ -146,6 +154,7 @@ class MeshSdfGrid {
   Eigen::Vector3d cells_ = Eigen::Vector3d::Zero();   // cells per axis (8 × bricks_), as doubles
   std::vector<int32_t> top_;                          // per brick: block index or a marker
   std::vector<float> values_;                         // kBrickValues per block, x fastest
+  std::vector<uint64_t> masks_;                       // kMaskWords per block
   SdfGridStats stats_;
 };
 

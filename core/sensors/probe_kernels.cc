@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "core/geometry/signed_distance_hessian.h"
 #include "core/sensors/probe_gradients.h"
@@ -54,6 +55,36 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
 }
 
 namespace {
+
+// DeepestContact for a probe centre p_L in the sensor link frame L, with X_SL[c] = X_SW · X_WL of
+// each candidate: the centre reaches a shape's frame in one transform, and the bounds test runs
+// there, against the shape's own bounds (which the probe sphere must reach to touch the shape).
+// The same contact as DeepestContact(X_WL · p_L, ...) but for the rounding of o_S; the kernel's
+// probe loop uses it so that a probe that touches nothing never goes to world.
+inline ProbeContact DeepestContactFromLink(const Eigen::Vector3d& p_L, double reach,
+                                           absl::Span<const ProbeCandidate> candidates, const RigidTransform* X_SL,
+                                           const ProbeWarmStart* warm) {
+  ProbeContact best;
+  const double r2 = reach * reach;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    const ProbeCandidate& cand = candidates[c];
+    const Eigen::Vector3d o_S = X_SL[c] * p_L;
+    if (cand.shape->local_bounds().SquaredDistance(o_S) > r2) continue;
+    const bool warm_here = warm != nullptr && warm->link == cand.link.value();
+    const Eigen::Vector3d warm_S =
+        warm_here ? Eigen::Vector3d(warm->foot_S[0], warm->foot_S[1], warm->foot_S[2]) : Eigen::Vector3d::Zero();
+    const geometry::SignedDistanceResult sd = cand.SignedDistance(o_S, reach, warm_here ? &warm_S : nullptr);
+    if (!(sd.distance < reach) || !(sd.distance < best.sd)) continue;  // (+inf: not found)
+    best.sd = sd.distance;
+    best.candidate = static_cast<int>(c);
+    best.result_S = sd;
+    best.o_S = o_S;
+  }
+  // The winner's normal in world (the losers' are never needed).
+  if (best.candidate >= 0) best.normal_W = candidates[best.candidate].R_WS * best.result_S.normal;
+  best.depth = best.DepthFor(reach);
+  return best;
+}
 
 // Force and torque of a KinematicTaxel probe (link frame) for a contact of each of the
 // `count` depths (the velocities are evaluated once).
@@ -138,16 +169,23 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const Eigen::Matrix3d R_LW = link.X_WL.R.transpose();
   const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
   ProbeWarmStart* warm_starts = sensor.warm_starts(env);
+  // Each candidate's frame S relative to the sensor link L, once per range (see
+  // DeepestContactFromLink). (Workspace memory: uninitialised, hence placement new.)
+  RigidTransform* X_SL = ws.Take<RigidTransform>(candidates.size());
+  for (size_t c = 0; c < candidates.size(); ++c) new (&X_SL[c]) RigidTransform(candidates[c].X_SW * link.X_WL);
   for (int k = begin; k < end; ++k) {
     const size_t slot = base + k;
     const double radius = layout.radius(k);
     const double radius_m = measured_radius != nullptr ? measured_radius[k - begin] : radius;
     const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
     // Fillers (radius 0) read 0. (Initialised in place, not assigned: the contact is large.)
-    const Eigen::Vector3d o_W = radius > 0 ? link.X_WL * layout.position(k) : Eigen::Vector3d::Zero();
     ProbeWarmStart* warm = warm_starts != nullptr && radius > 0 ? &warm_starts[k] : nullptr;
     const ProbeContact contact =
-        radius > 0 ? DeepestContact(o_W, std::max(radius, radius_m), candidates, warm) : ProbeContact{};
+        radius > 0 ? DeepestContactFromLink(layout.position(k), std::max(radius, radius_m), candidates, X_SL, warm)
+                   : ProbeContact{};
+    // The centre in world, for the force law and the gradients of a probe in contact.
+    const Eigen::Vector3d o_W =
+        contact.candidate >= 0 ? link.X_WL * layout.position(k) : Eigen::Vector3d::Zero().eval();
     if (warm != nullptr) KeepWarmStart(contact, candidates, warm);
     const double depth = radius > 0 ? contact.DepthFor(radius) : 0.0;
     const double depth_m = radius > 0 ? contact.DepthFor(radius_m) : 0.0;
@@ -187,6 +225,13 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         break;
       }
       case SensorKind::kKinematicTaxel: {
+        if (contact.candidate < 0 && raw == nullptr) {
+          // Nothing within reach (most probes of a grasp): zero force and torque, no law to run.
+          std::fill_n(&out.force[3 * slot], 3, 0.f);
+          std::fill_n(&out.torque[3 * slot], 3, 0.f);
+          if (sensor.compute_gradients()) StoreGradient<3>(&out.force_gradient[36 * slot], nullptr);
+          break;
+        }
         // F[0], T[0]: ground truth; F[1], T[1]: the measured branch's radius.
         Eigen::Vector3d F[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
         Eigen::Vector3d T[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
