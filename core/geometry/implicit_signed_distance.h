@@ -49,6 +49,9 @@ struct ImplicitProbeStats {
   int iterations = 0;
   /// Starts tried.
   int starts = 0;
+  /// Evaluations of the shape's function with its gradient and Hessian inside the Newton solves
+  /// (not counting the one of φ and ∇φ at the query point).
+  int evaluations = 0;
   /// False when no start met the tolerance: the result is then the best foot point found (its
   /// distance is an upper bound on |distance| accurate to the remaining residual).
   bool converged = true;
