@@ -194,6 +194,26 @@ TAXEL_AVX2 void BlocksAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, u
   }
 }
 
+// Stores v[j] lane l at out[8l + j] (an 8 × 8 transpose): the block-major order of the portable code.
+TAXEL_AVX2 inline void StoreTransposed8x8(const __m256* v, float* out) {
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(out + 0, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(out + 32, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(out + 40, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(out + 48, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(out + 56, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
 // The 64 normals of 8 blocks' words (lane l = block l) into out, block-major like the portable code.
 TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
@@ -212,23 +232,7 @@ TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
     v[2 * i] = _mm256_mul_ps(r, c);
     v[2 * i + 1] = _mm256_mul_ps(r, s);
   }
-  // Transpose 8×8: out[8l + j] = v[j] lane l.
-  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(out + 0, _mm256_permute2f128_ps(s0, s4, 0x20));
-  _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(s1, s5, 0x20));
-  _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(s2, s6, 0x20));
-  _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(s3, s7, 0x20));
-  _mm256_storeu_ps(out + 32, _mm256_permute2f128_ps(s0, s4, 0x31));
-  _mm256_storeu_ps(out + 40, _mm256_permute2f128_ps(s1, s5, 0x31));
-  _mm256_storeu_ps(out + 48, _mm256_permute2f128_ps(s2, s6, 0x31));
-  _mm256_storeu_ps(out + 56, _mm256_permute2f128_ps(s3, s7, 0x31));
+  StoreTransposed8x8(v, out);
 }
 TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                  float* out) {
@@ -246,6 +250,134 @@ TAXEL_AVX2 void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32
   for (int j = 0; j < 4; ++j) NormalsFromWords(words[j], out + 64 * j);
 }
 #undef TAXEL_AVX2
+
+// The AVX2 code on 512-bit registers (AVX-512 F), 16 blocks per register: the same operations in
+// the same order (selects by mask instead of blendv; no FMA, see core/CMakeLists.txt), so the same
+// bits. Lanes 0–7 and 8–15 of a register are two 8-block batches, stored by the AVX2 transpose.
+#define TAXEL_AVX512 __attribute__((target("avx512f")))
+// GCC 12's avx512fintrin.h reads a self-initialised "undefined" register in the unmasked shifts
+// and multiplies, which -Wuninitialized reports at every use.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+TAXEL_AVX512 inline __m512i MulHiLo16(__m512i a, __m512i m, __m512i* lo) {
+  const __m512i even = _mm512_mul_epu32(a, m);
+  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+  *lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+
+TAXEL_AVX512 inline __m512 FastLog16(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(127));
+  __m512 m = _mm512_castsi512_ps(
+      _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x3f800000)));
+  const __mmask16 big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm512_mask_mul_ps(m, big, _mm512_set1_ps(0.5f), m);
+  e = _mm512_mask_add_epi32(e, big, e, _mm512_set1_epi32(1));
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one)), t2 = _mm512_mul_ps(t, t);
+  __m512 series = _mm512_add_ps(_mm512_set1_ps(1.f / 7), _mm512_mul_ps(t2, _mm512_set1_ps(1.f / 9)));
+  series = _mm512_add_ps(_mm512_set1_ps(1.f / 5), _mm512_mul_ps(t2, series));
+  series = _mm512_add_ps(_mm512_set1_ps(1.f / 3), _mm512_mul_ps(t2, series));
+  series = _mm512_add_ps(one, _mm512_mul_ps(t2, series));
+  return _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(e), _mm512_set1_ps(0.693147180559945f)),
+                       _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.f), t), series));
+}
+
+TAXEL_AVX512 inline void SinCosTurns16(__m512 u, __m512* c, __m512* s) {
+  const __m512i qi = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(4.f), u), _mm512_set1_ps(0.5f)));
+  const __m512 q = _mm512_cvtepi32_ps(qi);
+  const __m512 phi =
+      _mm512_mul_ps(_mm512_set1_ps(6.28318530718f), _mm512_sub_ps(u, _mm512_mul_ps(_mm512_set1_ps(0.25f), q)));
+  const __m512 p2 = _mm512_mul_ps(phi, phi);
+  const __m512 one = _mm512_set1_ps(1.f);
+  __m512 cp = _mm512_add_ps(_mm512_set1_ps(-1.f / 720), _mm512_mul_ps(p2, _mm512_set1_ps(1.f / 40320)));
+  cp = _mm512_add_ps(_mm512_set1_ps(1.f / 24), _mm512_mul_ps(p2, cp));
+  cp = _mm512_add_ps(_mm512_set1_ps(-1.f / 2), _mm512_mul_ps(p2, cp));
+  cp = _mm512_add_ps(one, _mm512_mul_ps(p2, cp));
+  __m512 sp = _mm512_add_ps(_mm512_set1_ps(-1.f / 5040), _mm512_mul_ps(p2, _mm512_set1_ps(1.f / 362880)));
+  sp = _mm512_add_ps(_mm512_set1_ps(1.f / 120), _mm512_mul_ps(p2, sp));
+  sp = _mm512_add_ps(_mm512_set1_ps(-1.f / 6), _mm512_mul_ps(p2, sp));
+  sp = _mm512_mul_ps(phi, _mm512_add_ps(one, _mm512_mul_ps(p2, sp)));
+  const __m512i quarter = _mm512_and_si512(qi, _mm512_set1_epi32(3));
+  const __mmask16 swap = _mm512_test_epi32_mask(quarter, _mm512_set1_epi32(1));
+  const __m512 a = _mm512_mask_blend_ps(swap, cp, sp), b = _mm512_mask_blend_ps(swap, sp, cp);
+  const __m512i neg_c =
+      _mm512_and_si512(_mm512_xor_si512(quarter, _mm512_srli_epi32(quarter, 1)), _mm512_set1_epi32(1));
+  const __m512i neg_s = _mm512_srli_epi32(quarter, 1);
+  *c = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_slli_epi32(neg_c, 31)));
+  *s = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(b), _mm512_slli_epi32(neg_s, 31)));
+}
+
+// Philox4x32-kRounds on kSets × 16 counters (c0, c1, c2 + 16j + l, c3), set j, lane l.
+template <int kRounds, int kSets>
+TAXEL_AVX512 inline void PhiloxSets16(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                      __m512i (*words)[4]) {
+  __m512i x0[kSets], x1[kSets], x2[kSets], x3[kSets];
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int j = 0; j < kSets; ++j) {
+    x0[j] = _mm512_set1_epi32(static_cast<int>(c0));
+    x1[j] = _mm512_set1_epi32(static_cast<int>(c1));
+    x2[j] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(c2 + 16 * j)), lane);
+    x3[j] = _mm512_set1_epi32(static_cast<int>(c3));
+  }
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(Philox4x32::kM0));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(Philox4x32::kM1));
+  __m512i key0 = _mm512_set1_epi32(static_cast<int>(k0)), key1 = _mm512_set1_epi32(static_cast<int>(k1));
+  const __m512i w0 = _mm512_set1_epi32(static_cast<int>(Philox4x32::kW0));
+  const __m512i w1 = _mm512_set1_epi32(static_cast<int>(Philox4x32::kW1));
+  for (int round = 0; round < kRounds; ++round) {
+    for (int j = 0; j < kSets; ++j) {
+      __m512i lo0, lo1;
+      const __m512i hi0 = MulHiLo16(x0[j], m0, &lo0);
+      const __m512i hi1 = MulHiLo16(x2[j], m1, &lo1);
+      const __m512i y0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1[j]), key0);
+      const __m512i y2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3[j]), key1);
+      x0[j] = y0, x1[j] = lo1, x2[j] = y2, x3[j] = lo0;
+    }
+    key0 = _mm512_add_epi32(key0, w0);
+    key1 = _mm512_add_epi32(key1, w1);
+  }
+  for (int j = 0; j < kSets; ++j) words[j][0] = x0[j], words[j][1] = x1[j], words[j][2] = x2[j], words[j][3] = x3[j];
+}
+
+// The 128 normals of 16 blocks' words (lane l = block l) into out, block-major.
+TAXEL_AVX512 inline void NormalsFromWords16(const __m512i* words, float* out) {
+  __m512 v[8];
+  for (int i = 0; i < 4; ++i) {
+    const __m512i w = words[i];
+    const __m512 u1 =
+        _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w, kAngleBits)), _mm512_set1_ps(0.5f)),
+                      _mm512_set1_ps(1.f / (1 << (32 - kAngleBits))));
+    const __m512 r = _mm512_sqrt_ps(_mm512_mul_ps(_mm512_set1_ps(-2.f), FastLog16(u1)));
+    const __m512 u2 =
+        _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w, _mm512_set1_epi32((1 << kAngleBits) - 1))),
+                                    _mm512_set1_ps(0.5f)),
+                      _mm512_set1_ps(1.f / (1 << kAngleBits)));
+    __m512 c, s;
+    SinCosTurns16(u2, &c, &s);
+    v[2 * i] = _mm512_mul_ps(r, c);
+    v[2 * i + 1] = _mm512_mul_ps(r, s);
+  }
+  __m256 low[8], high[8];
+  for (int j = 0; j < 8; ++j) {
+    low[j] = _mm512_castps512_ps256(v[j]);
+    high[j] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[j]), 1));
+  }
+  StoreTransposed8x8(low, out);
+  StoreTransposed8x8(high, out + 64);
+}
+
+// 32 blocks (256 normals): two interleaved sets of 16.
+TAXEL_AVX512 void NormalsBatch32Avx512(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                       float* out) {
+  __m512i words[2][4];
+  PhiloxSets16<kNormalRounds, 2>(k0, k1, c0, c1, c2, c3, words);
+  for (int j = 0; j < 2; ++j) NormalsFromWords16(words[j], out + 128 * j);
+}
+#pragma GCC diagnostic pop
+#undef TAXEL_AVX512
 #endif
 
 using BatchFn = void (*)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float*);
@@ -261,9 +393,10 @@ void BlocksPortable(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t
 
 #if defined(__x86_64__)
 constexpr BatchFn kNormals8Avx2 = NormalsBatchAvx2, kNormals32Avx2 = NormalsBatch32Avx2;
+constexpr BatchFn kNormals32Avx512 = NormalsBatch32Avx512;
 constexpr WordsFn kBlocksAvx2 = BlocksAvx2;
 #else
-constexpr BatchFn kNormals8Avx2 = nullptr, kNormals32Avx2 = nullptr;
+constexpr BatchFn kNormals8Avx2 = nullptr, kNormals32Avx2 = nullptr, kNormals32Avx512 = nullptr;
 constexpr WordsFn kBlocksAvx2 = nullptr;
 #endif
 
@@ -280,7 +413,8 @@ void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, 
                              size_t count, size_t first) {
   // 32 blocks at a time where the CPU allows it (nullptr: 8-block batches only).
   const BatchFn batch = portable ? NormalsBatchPortable : Pick(kNormals8Avx2, NormalsBatchPortable);
-  const BatchFn batch32 = portable ? nullptr : Pick<BatchFn>(kNormals32Avx2, nullptr);
+  const BatchFn batch32 =
+      portable ? nullptr : CpuHasAvx512() ? kNormals32Avx512 : Pick<BatchFn>(kNormals32Avx2, nullptr);
   constexpr size_t kBatch = 8 * kLanes;
   const uint32_t first_block = static_cast<uint32_t>(first / 8);
   size_t done = 0;

@@ -29,11 +29,12 @@ constexpr double kNearSurface = 0.1;
 
 /// The solver's view of a function f with the shape's zero set, in the scaled unknowns y' = y/L
 /// (L = outer radius, metres): Evaluate gives f, ∇'f = L∇f and ∇'²f = L²∇²f; SolveShifted solves
-/// (I + μ∇'²f)x = b for two right-hand sides; QueryPhi gives φ and ∇φ (1/m) at a point in metres.
+/// (I + μ∇'²f)x = b for two right-hand sides; QueryPhi gives φ and ∇'φ at the scaled query point.
 ///
 /// PhiFunction: φ itself, any kind of shape.
 struct PhiFunction {
   using Hessian = Eigen::Matrix3d;
+  static constexpr bool kDiagonal = false;
   const ImplicitShape& shape;
   double length;  // L (m)
 
@@ -43,7 +44,11 @@ struct PhiFunction {
     *h *= length * length;
     return phi;
   }
-  double QueryPhi(const Eigen::Vector3d& p, Eigen::Vector3d* grad) const { return shape.Evaluate(p, grad, nullptr); }
+  double QueryPhi(const Eigen::Vector3d& y, Eigen::Vector3d* g) const {
+    const double phi = shape.Evaluate(length * y, g, nullptr);
+    *g *= length;
+    return phi;
+  }
   /// The tolerance on f = φ is kTolerance.
   double value_scale() const { return 1; }
   static Eigen::Matrix3d Dense(const Hessian& h) { return h; }
@@ -72,6 +77,7 @@ template <bool kCylinder>
 struct PsiFunction {
   using Polynomial = internal::SuperquadricPolynomial<kCylinder>;
   using Hessian = typename Polynomial::Hessian;
+  static constexpr bool kDiagonal = !kCylinder;  // SE: A = I + μ∇'²ψ is diagonal (NewtonStep)
   const ImplicitShape& shape;
   double length;  // L (m)
   Polynomial psi;
@@ -79,32 +85,41 @@ struct PsiFunction {
   PsiFunction(const ImplicitShape& s, double l) : shape(s), length(l), psi(s, l) {}
 
   double Evaluate(const Eigen::Vector3d& y, Eigen::Vector3d* g, Hessian* h) const { return psi.Sum(y, g, h) - 1; }
-  /// φ = S^{1/2n} − 1 and ∇φ = ∇ψ·(φ + 1)/(2nS) from S = ψ + 1; where a power could overflow (far
-  /// outside: some s_k > 2), from φ directly.
-  double QueryPhi(const Eigen::Vector3d& p, Eigen::Vector3d* grad) const {
+  /// φ = S^{1/2n} − 1 and ∇'φ = ∇'ψ·(φ + 1)/(2nS) from S = ψ + 1; where a power could overflow
+  /// (far outside: some s_k > 2), from φ directly.
+  double QueryPhi(const Eigen::Vector3d& y, Eigen::Vector3d* g) const {
     double max_s = 0;
-    const double sum = psi.Sum(p / length, grad, nullptr, &max_s);
-    if (max_s > 2) return shape.Evaluate(p, grad, nullptr);
+    const double sum = psi.Sum(y, g, nullptr, &max_s);
+    if (max_s > 2) {
+      const double phi = shape.Evaluate(length * y, g, nullptr);
+      *g *= length;
+      return phi;
+    }
+    const double k = 1 / (2.0 * psi.exponent() * sum);  // alongside the root, not after it
     const double sigma = internal::Root2n(sum, psi.exponent());
-    *grad *= sigma / (2.0 * psi.exponent() * sum * length);
+    *g *= sigma * k;
     return sigma - 1;
   }
   /// ψ = 2nφ + O(φ²): |ψ| ≤ 2n·tolerance is |φ| ≤ tolerance to first order.
   double value_scale() const { return 2.0 * psi.exponent(); }
   static Eigen::Matrix3d Dense(const Hessian& h) { return Polynomial::Dense(h); }
   static Eigen::Vector3d Times(const Hessian& h, const Eigen::Vector3d& x) { return Polynomial::Times(h, x); }
-  /// As PhiFunction::SolveShifted, with the same singularity test (|det A| ≤ kSingularRcond·scale³).
+  /// SEC (SE takes NewtonStep's diagonal form): as PhiFunction::SolveShifted, for A = I + μ∇'²ψ, x
+  /// alone and the 2×2 block of y and z, with the same singularity test (|det A| ≤ kSingularRcond·scale³).
   static bool SolveShifted(const Hessian& h, double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& g,
                            Eigen::Vector3d* x_r, Eigen::Vector3d* x_g, double* inverse_max) {
-    const double a0 = 1 + mu * h.diagonal[0], a1 = 1 + mu * h.diagonal[1], a2 = 1 + mu * h.diagonal[2];
+    static_assert(kCylinder, "SE solves its diagonal system in NewtonStep");
+    const double a[3] = {1 + mu * h.diagonal[0], 1 + mu * h.diagonal[1], 1 + mu * h.diagonal[2]};
     const double c = mu * h.yz;
-    const double det12 = a1 * a2 - c * c;
-    const double scale = std::max({1.0, std::abs(a0), std::abs(a1), std::abs(a2), std::abs(c)});
-    if (!(std::abs(a0 * det12) > kSingularRcond * scale * scale * scale)) return false;
-    const double inv0 = 1 / a0, inv12 = 1 / det12;
-    *x_r = Eigen::Vector3d(r[0] * inv0, (a2 * r[1] - c * r[2]) * inv12, (a1 * r[2] - c * r[1]) * inv12);
-    *x_g = Eigen::Vector3d(g[0] * inv0, (a2 * g[1] - c * g[2]) * inv12, (a1 * g[2] - c * g[1]) * inv12);
-    *inverse_max = std::max(std::abs(inv0), std::max({std::abs(a1), std::abs(a2), std::abs(c)}) * std::abs(inv12));
+    const double scale =
+        std::max(std::max(std::max(1.0, std::abs(a[0])), std::max(std::abs(a[1]), std::abs(a[2]))), std::abs(c));
+    const double det12 = a[1] * a[2] - c * c;
+    if (!(std::abs(a[0] * det12) > kSingularRcond * scale * scale * scale)) return false;
+    const double inv0 = 1 / a[0], inv12 = 1 / det12;
+    *x_r = Eigen::Vector3d(r[0] * inv0, (a[2] * r[1] - c * r[2]) * inv12, (a[1] * r[2] - c * r[1]) * inv12);
+    *x_g = Eigen::Vector3d(g[0] * inv0, (a[2] * g[1] - c * g[2]) * inv12, (a[1] * g[2] - c * g[1]) * inv12);
+    *inverse_max =
+        std::max(std::abs(inv0), std::max(std::max(std::abs(a[1]), std::abs(a[2])), std::abs(c)) * std::abs(inv12));
     return true;
   }
 };
@@ -122,14 +137,32 @@ bool Converged(const Eigen::Vector4d& r, double tolerance, double value_scale) {
 template <class Function>
 bool NewtonStep(const typename Function::Hessian& h, const Eigen::Vector3d& g, double mu, const Eigen::Vector4d& r,
                 Eigen::Vector4d* step) {
-  Eigen::Vector3d u, v;
-  double inverse_max = 0;
-  if (!Function::SolveShifted(h, mu, r.head<3>(), g, &u, &v, &inverse_max)) return false;
-  const double schur = g.dot(v);
-  if (!(std::abs(schur) > kSingularRcond * g.squaredNorm() * inverse_max)) return false;
-  const double d_mu = (r[3] - g.dot(u)) / schur;
-  step->head<3>() = -u - v * d_mu;
-  (*step)[3] = d_mu;
+  if constexpr (Function::kDiagonal) {
+    // A = diag(a): with P_i = Π_{j≠i} a_j and D = Π a_j, A⁻¹ = diag(P)/D, so
+    // dμ = (r_f·D − Σ g_i r_i P_i)/Σ g_i² P_i and dy_i = −(r_i + g_i·dμ)·P_i/D: one division on
+    // the dependency chain (1/D goes alongside). The same singularity tests, multiplied by |D|.
+    const double a[3] = {1 + mu * h.diagonal[0], 1 + mu * h.diagonal[1], 1 + mu * h.diagonal[2]};
+    const double p[3] = {a[1] * a[2], a[0] * a[2], a[0] * a[1]};
+    const double d = a[0] * p[0];
+    const double scale = std::max(std::max(1.0, std::abs(a[0])), std::max(std::abs(a[1]), std::abs(a[2])));
+    if (!(std::abs(d) > kSingularRcond * scale * scale * scale)) return false;
+    const double schur = g[0] * g[0] * p[0] + g[1] * g[1] * p[1] + g[2] * g[2] * p[2];
+    const double p_max = std::max(std::abs(p[0]), std::max(std::abs(p[1]), std::abs(p[2])));
+    if (!(std::abs(schur) > kSingularRcond * g.squaredNorm() * p_max)) return false;
+    const double d_mu = (r[3] * d - (g[0] * r[0] * p[0] + g[1] * r[1] * p[1] + g[2] * r[2] * p[2])) / schur;
+    const double inv_d = 1 / d;
+    for (int i = 0; i < 3; ++i) (*step)[i] = -(r[i] + g[i] * d_mu) * (p[i] * inv_d);
+    (*step)[3] = d_mu;
+  } else {
+    Eigen::Vector3d u, v;
+    double inverse_max = 0;
+    if (!Function::SolveShifted(h, mu, r.head<3>(), g, &u, &v, &inverse_max)) return false;
+    const double schur = g.dot(v);
+    if (!(std::abs(schur) > kSingularRcond * g.squaredNorm() * inverse_max)) return false;
+    const double d_mu = (r[3] - g.dot(u)) / schur;
+    step->head<3>() = -u - v * d_mu;
+    (*step)[3] = d_mu;
+  }
   return step->allFinite();
 }
 
@@ -141,7 +174,7 @@ bool NewtonStep(const typename Function::Hessian& h, const Eigen::Vector3d& g, d
 bool FinalStep(const Eigen::Vector4d& step, double last) {
   if (!(last > 0)) return false;
   const double dy = step.head<3>().lpNorm<Eigen::Infinity>();
-  return dy * dy * (dy / (last * last)) <= kFinalStepFactor * kTolerance;
+  return dy * dy * dy <= (kFinalStepFactor * kTolerance) * (last * last);  // κ|dy|² without a division
 }
 
 /// Damped Newton on the closest-point equations r = (y' − q' + μ'∇'f, f) of the scaled query q'
@@ -289,7 +322,7 @@ SignedDistanceResult Finish(const Candidate& best, double distance) {
   result.closest = best.foot;
   result.distance = distance;
   const double grad_norm = best.grad.norm();
-  result.normal = grad_norm > 0 ? Eigen::Vector3d(best.grad / grad_norm) : Eigen::Vector3d::UnitZ();
+  result.normal = grad_norm > 0 ? Eigen::Vector3d(best.grad * (1 / grad_norm)) : Eigen::Vector3d::UnitZ();
   return result;
 }
 
@@ -298,64 +331,64 @@ template <class Function>
 SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
                                         double max_distance, const Eigen::Vector3d* warm_start,
                                         ImplicitProbeStats& st) {
-  const double length = shape.outer_radius();
+  const double length = shape.outer_radius(), inv_length = 1 / length;
   const double q_norm = p_SQ.norm();
   // The shape lies in the ball of radius R_out: the distance is at least |q| − R_out.
   if (q_norm - length > max_distance) return {};
-  Eigen::Vector3d grad_q;
-  const double phi_q = f.QueryPhi(p_SQ, &grad_q);
+  const Eigen::Vector3d q = p_SQ * inv_length;  // scaled
+  Eigen::Vector3d grad_q;                       // ∇'φ(q) = L∇φ(q)
+  const double phi_q = f.QueryPhi(q, &grad_q);
   const bool inside = phi_q <= 0;
-  const double grad_q_norm = grad_q.norm();
-  // φ(q)/|∇φ(q)|: the first-order signed distance. Where φ is a convex function, its tangent plane
-  // at q lies below it, so every surface point y (φ(y) = 0) has ∇φ(q)·(q − y) ≥ φ(q): outside, the
-  // distance is at least φ(q)/|∇φ(q)| — a cull that needs no solve.
-  const double linear_sd = grad_q_norm > 0 ? phi_q / grad_q_norm : 0;
-  if (!inside && shape.convex_function() && linear_sd > max_distance) return {};
-  const Eigen::Vector3d q = p_SQ / length;  // scaled
+  const double g2 = grad_q.squaredNorm();
+  // φ(q)/|∇φ(q)| = L·φ(q)/|∇'φ(q)|: the first-order signed distance. Where φ is a convex function,
+  // its tangent plane at q lies below it, so every surface point y (φ(y) = 0) has
+  // ∇φ(q)·(q − y) ≥ φ(q): outside, the distance is at least φ(q)/|∇φ(q)| — a cull without a solve.
+  if (!inside && shape.convex_function() && g2 > 0 && length * phi_q > max_distance * std::sqrt(g2)) return {};
 
   Candidate best;
-  // Solves from `start` (metres) and keeps the result if it beats `best`. True when converged to
-  // an admissible point (outside: μ > 0, the unique minimum).
-  // `fast`: plain Newton first (FastNewton), the damped solve only when it gives up.
+  // Solves from the scaled `start` and keeps the result if it beats `best`. True when converged to
+  // an admissible point (outside: μ > 0, the unique minimum). `fast`: plain Newton first
+  // (FastNewton), the damped solve only when it gives up.
   auto try_start = [&](const Eigen::Vector3d& start, bool fast = false) {
     if (!start.allFinite()) return false;
     ++st.starts;
-    Eigen::Vector3d y = start / length, grad = Eigen::Vector3d::Zero();
+    Eigen::Vector3d y = start, grad = Eigen::Vector3d::Zero();
     double mu = 0;
     bool solved = fast && FastNewton(f, q, &y, &mu, &grad, &st);
     if (!solved) {
-      y = start / length;
+      y = start;
       solved = SolveFrom(f, q, inside, &y, &mu, &grad, &st);
     }
     const bool ok = solved && (inside || mu > 0);
-    const double distance = (length * y - p_SQ).norm();
+    const Eigen::Vector3d foot = length * y;
+    const double distance = (foot - p_SQ).norm();
     if ((ok && !best.converged) || (ok == best.converged && distance < best.distance)) {
-      best = {length * y, grad, distance, ok};
+      best = {foot, grad, distance, ok};
     }
     return ok;
   };
   const bool radial_defined = q_norm > 1e-9 * length;
-  // Near the surface (the tactile case), the gradient projection q − φ∇φ/|∇φ|² is within
-  // O(sd²·curvature) of the foot point, far closer than the radial one on a flat face, and closer
-  // than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4), moving 0.1 mm per
-  // step: 1.6 iterations from it, 2.0 from the warm start): it goes first there.
-  const bool near = grad_q_norm > 0 && std::abs(linear_sd) < kNearSurface * length;
-  const Eigen::Vector3d projected = near ? Eigen::Vector3d(p_SQ - linear_sd * grad_q / grad_q_norm) : p_SQ;
+  // Near the surface (|φ/∇φ| < kNearSurface·L; the tactile case), the gradient projection
+  // q − φ∇φ/|∇φ|² is within O(sd²·curvature) of the foot point, far closer than the radial one on a
+  // flat face, and closer than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4),
+  // moving 0.1 mm per step: 1.75 iterations from it, 2.0 from the warm start): it goes first there.
+  const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
+  const Eigen::Vector3d projected = near ? Eigen::Vector3d(q - (phi_q / g2) * grad_q) : q;
   // The sphere's radial projection is its exact foot point: no warm start needed.
   if (shape.kind() == ImplicitKind::kSphere && radial_defined) warm_start = nullptr;
   // The radial start q/γ(q) (γ is a 1-D solve for polytopes and cones: computed only when tried).
-  const auto radial = [&] { return Eigen::Vector3d(p_SQ / shape.Gamma(p_SQ)); };
+  const auto radial = [&] { return Eigen::Vector3d(q / shape.Gamma(p_SQ)); };
 
   if (shape.kind() == ImplicitKind::kSphere && radial_defined) {
     try_start(radial());  // exact: R·q/|q|
   } else if (!inside) {
     // Convex problem: the first admissible solution is the answer.
-    bool done = (near && try_start(projected, true)) || (warm_start != nullptr && try_start(*warm_start)) ||
+    bool done = (near && try_start(projected, true)) || (warm_start != nullptr && try_start(*warm_start * inv_length)) ||
                 (radial_defined && try_start(radial()));
     for (int axis = 0; axis < 3 && !done; ++axis) {
       for (double sign : {1.0, -1.0}) {
         const Eigen::Vector3d e = sign * Eigen::Vector3d::Unit(axis);
-        if (!done) done = try_start(e / shape.Gamma(e));
+        if (!done) done = try_start(e * (inv_length / shape.Gamma(e)));
       }
     }
   } else {
@@ -364,14 +397,16 @@ SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& 
     // radius rolls freely inside, so it touches the surface only at the foot point).
     const auto certain = [&] { return best.converged && best.distance < shape.rolling_radius(); };
     if (near) try_start(projected, true);
-    if (!certain() && warm_start != nullptr) try_start(*warm_start);
+    if (!certain() && warm_start != nullptr) try_start(*warm_start * inv_length);
     if (!certain() && radial_defined) try_start(radial());
     if (certain()) {
       st.converged = true;
       return Finish(best, -best.distance);
     }
     const double hi = 1.01 * length + q_norm;  // |q + hi·d| > R_out: outside
-    auto try_ray = [&](const Eigen::Vector3d& d) { try_start(p_SQ + shape.RaySurface(p_SQ, d, 0, hi, 1e-7 * hi) * d); };
+    auto try_ray = [&](const Eigen::Vector3d& d) {
+      try_start((p_SQ + shape.RaySurface(p_SQ, d, 0, hi, 1e-7 * hi) * d) * inv_length);
+    };
     for (int axis = 0; axis < 3; ++axis) {
       try_ray(Eigen::Vector3d::Unit(axis));
       try_ray(-Eigen::Vector3d::Unit(axis));

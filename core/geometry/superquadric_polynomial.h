@@ -60,21 +60,33 @@ class SuperquadricPolynomial {
     const double s[3] = {yy[0] + eps_, kCylinder ? yy[1] + yy[2] + eps_ : yy[1] + eps_,
                          kCylinder ? yy[1] + yy[2] + eps_ : yy[2] + eps_};
     if (max_s != nullptr) *max_s = std::max(s[0], std::max(s[1], s[2]));
-    // s^{n−2} of every block by one square-and-multiply loop; n = 1 has s^{n−1} = 1 and no s^{n−2}
-    // term (it comes times n − 1).
-    double pow_n2[3] = {1, 1, 1}, pow_n1[3];
-    if (n_ == 1) {
-      pow_n2[0] = pow_n2[1] = pow_n2[2] = 0;
-      pow_n1[0] = pow_n1[1] = pow_n1[2] = 1;
-    } else {
-      double x[3] = {s[0], s[1], s[2]};
-      for (int k = n_ - 2; k > 0; k >>= 1) {
-        if (k & 1) {
-          for (int i = 0; i < 3; ++i) pow_n2[i] *= x[i];
+    // s^{n−2} of every block (n ≤ 4 unrolled, else one square-and-multiply loop for the three);
+    // n = 1 has s^{n−1} = 1 and no s^{n−2} term (it comes times n − 1).
+    double pow_n2[3], pow_n1[3];
+    switch (n_) {
+      case 1:
+        for (int i = 0; i < 3; ++i) pow_n2[i] = 0, pow_n1[i] = 1;
+        break;
+      case 2:
+        for (int i = 0; i < 3; ++i) pow_n2[i] = 1, pow_n1[i] = s[i];
+        break;
+      case 3:
+        for (int i = 0; i < 3; ++i) pow_n2[i] = s[i], pow_n1[i] = s[i] * s[i];
+        break;
+      case 4:
+        for (int i = 0; i < 3; ++i) pow_n2[i] = s[i] * s[i], pow_n1[i] = pow_n2[i] * s[i];
+        break;
+      default: {
+        double x[3] = {s[0], s[1], s[2]};
+        for (int i = 0; i < 3; ++i) pow_n2[i] = 1;
+        for (int k = n_ - 2; k > 0; k >>= 1) {
+          if (k & 1) {
+            for (int i = 0; i < 3; ++i) pow_n2[i] *= x[i];
+          }
+          for (int i = 0; i < 3; ++i) x[i] *= x[i];
         }
-        for (int i = 0; i < 3; ++i) x[i] *= x[i];
+        for (int i = 0; i < 3; ++i) pow_n1[i] = pow_n2[i] * s[i];
       }
-      for (int i = 0; i < 3; ++i) pow_n1[i] = pow_n2[i] * s[i];
     }
     for (int i = 0; i < 3; ++i) (*g)[i] = gw_[i] * pow_n1[i] * y[i];
     if (h != nullptr) {

@@ -119,9 +119,12 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
     source_weight_shear_ = weights(kernel_shear_);
     source_weight_torque_ = weights(kernel_torque_);
     if (separable_) {
-      inv_source_weight_.resize(n_);
+      // One factor per value (each probe's repeated over its channels): the blur multiplies rows
+      // element by element.
+      inv_source_weight_.resize(static_cast<size_t>(n_) * channels_);
       for (int k = 0; k < n_; ++k) {
-        inv_source_weight_[k] = source_weight_normal_[k] > 0 ? static_cast<float>(1 / source_weight_normal_[k]) : 0.f;
+        const float iw = source_weight_normal_[k] > 0 ? static_cast<float>(1 / source_weight_normal_[k]) : 0.f;
+        std::fill_n(&inv_source_weight_[static_cast<size_t>(k) * channels_], channels_, iw);
       }
     }
   }
@@ -355,7 +358,7 @@ inline __attribute__((always_inline)) void PointStages(const ValueStageParams& p
 // The value stages on x[0, len): hysteresis (state xi, prev; one zero flag per kHystBlock values
 // in hyst_zero), then PointStages. Float arithmetic, element-wise loops in a fixed order: both
 // clones give the same bits.
-__attribute__((target_clones("avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ValueStages(const ValueStageParams& p, size_t kHystBlock,
                                                                    float* x, size_t len, float* xi, float* prev,
                                                                    uint8_t* hyst_zero, float* walk, const float* z_walk,
                                                                    const float* z_noise) {
@@ -450,8 +453,12 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     const size_t len = std::min(kChunk, nc - c0);
     // The chunk's state comes from memory (each env's is touched once a step): its loads are
     // started now and overlap the drawing of the normals instead of stalling the stages.
+    // (Hysteresis blocks flagged all +0 are not fetched: their state is known, and it is only
+    // read again if their input is not all +0 — the rare start of a contact.)
     for (size_t i = 0; i < len; i += 64 / sizeof(float)) {
-      if (p.hysteresis) __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      if (p.hysteresis && !hyst_zero[(c0 + i) / kHystBlock]) {
+        __builtin_prefetch(xi + c0 + i, 1, 3), __builtin_prefetch(prev + c0 + i, 1, 3);
+      }
       if (p.walk) __builtin_prefetch(walk + c0 + i, 1, 3);
     }
     if (p.walk) FillStandardNormals(rng_walk_, sid, e, st, z_walk, len, c0);

@@ -142,7 +142,7 @@ class MeasuredPipeline {
   // Gaussian crosstalk: the same kernel for every channel, G[a, b] = g_rows[a]·g_cols[b].
   bool separable_ = false;
   std::vector<float> g_rows_, g_cols_;
-  std::vector<float> inv_source_weight_;  // 1 / source weight (renormalize), for the blur
+  std::vector<float> inv_source_weight_;  // [n·C] 1 / source weight of each value's probe (renormalize), for the blur
   std::vector<uint8_t> active_;           // radius > 0
 
   // Per-env state.

@@ -91,20 +91,21 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
 
 namespace {
 
-// out[j] = Σ_t g[t]·src[t][j] for j < len, summed from +0 in tap order. Blocks of 8 outputs stay
+// out[j] = Σ_t g[t]·src[t][j] for j < len, summed from +0 in tap order. Blocks of 16 outputs stay
 // in registers over the taps (one store per output); the order of the sum is the same for every
 // j, so the result does not depend on the blocking or the instruction set.
 inline __attribute__((always_inline)) void WeightedSum(const float* const* src, const float* g, int taps, size_t len,
                                                        float* out) {
+  constexpr size_t kBlock = 16;
   size_t j = 0;
-  for (; j + 8 <= len; j += 8) {
-    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  for (; j + kBlock <= len; j += kBlock) {
+    float acc[kBlock] = {};
     for (int t = 0; t < taps; ++t) {
       const float w = g[t];
       const float* s = src[t] + j;
-      for (int l = 0; l < 8; ++l) acc[l] += w * s[l];
+      for (size_t l = 0; l < kBlock; ++l) acc[l] += w * s[l];
     }
-    for (int l = 0; l < 8; ++l) out[j + l] = acc[l];
+    for (size_t l = 0; l < kBlock; ++l) out[j + l] = acc[l];
   }
   for (; j < len; ++j) {
     float acc = 0.f;
@@ -114,10 +115,11 @@ inline __attribute__((always_inline)) void WeightedSum(const float* const* src, 
 }
 
 // The separable Gaussian crosstalk of SeparableCorrelate on a rows × cols grid of C interleaved
-// channels, in float. `inv_w` (per source, or nullptr) divides the sources in renormalize mode.
+// channels, in float. `inv_w` (per source value, rows·cols·C, or nullptr) divides the sources in
+// renormalize mode.
 // Element-wise loops only (each output sums its taps in a fixed order), so every clone gives the
 // same bits.
-__attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float* x, const float* inv_w,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SeparableBlur(const float* x, const float* inv_w,
                                                                      const uint8_t* active, int rows, int cols, int C,
                                                                      const float* g_rows, int hr, const float* g_cols,
                                                                      int hc, float strength, float* y, Workspace& ws) {
@@ -156,10 +158,8 @@ __attribute__((target_clones("avx2", "default"))) void SeparableBlur(const float
     if (inv_w == nullptr) {
       std::copy(xr, xr + row_len, s_row + pad);
     } else {
-      for (int j = 0; j < cols; ++j) {
-        const float iw = inv_w[i * cols + j];
-        for (int c = 0; c < C; ++c) s_row[pad + j * C + c] = xr[j * C + c] * iw;
-      }
+      const float* iw = inv_w + i * row_len;
+      for (size_t jc = 0; jc < row_len; ++jc) s_row[pad + jc] = xr[jc] * iw[jc];
     }
     for (int b = 0; b <= 2 * hc; ++b) taps[b] = s_row + static_cast<size_t>(b) * C;  // column j + b − hc, padded
     WeightedSum(taps, g_cols, 2 * hc + 1, row_len, &tmp[i * row_len]);

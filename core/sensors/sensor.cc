@@ -281,7 +281,7 @@ namespace {
 
 // force[k] = v[k][0..2], torque[k] = v[k][3..5] for n probes of 6 interleaved floats; written
 // for the vectoriser (no aliasing: the sample and the output arrays are distinct buffers).
-__attribute__((target_clones("avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitForceTorque(const float* __restrict v, int n,
                                                                         float* __restrict force,
                                                                         float* __restrict torque) {
   for (int k = 0; k < n; ++k) {
