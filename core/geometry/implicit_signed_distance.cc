@@ -131,8 +131,8 @@ bool Converged(const Eigen::Vector4d& r, double tolerance, double value_scale) {
 
 /// The Newton step (dy, dμ) of the closest-point equations at (y, μ) with residual r = (r_y, r_f),
 /// g = ∇'f and h = ∇'²f; false when the Jacobian is near-singular. J = [[A, g], [gᵀ, 0]] with
-/// A = I + μ∇'²f, by its Schur complement: with u = −A⁻¹r_y and v = A⁻¹g, gᵀ(u − v·dμ) = −r_f gives
-/// dμ = (gᵀu + r_f)/(gᵀv) and dy = u − v·dμ. A small determinant or Schur complement means
+/// A = I + μ∇'²f, by its Schur complement: with u = A⁻¹r_y and v = A⁻¹g, gᵀ(−u − v·dμ) = −r_f
+/// gives dμ = (r_f − gᵀu)/(gᵀv) and dy = −u − v·dμ. A small determinant or Schur complement means
 /// near-singular.
 template <class Function>
 bool NewtonStep(const typename Function::Hessian& h, const Eigen::Vector3d& g, double mu, const Eigen::Vector4d& r,
