@@ -7,6 +7,7 @@
 #include "Eigen/Dense"
 #include "absl/strings/str_cat.h"
 #include "core/common/field_error.h"
+#include "core/geometry/superquadric_polynomial.h"
 
 namespace taxel::geometry {
 namespace {
@@ -39,14 +40,7 @@ double IntPow(double x, int k) {
   return result;
 }
 
-/// x^(1/2n) for x ≥ 0: repeated square roots when n is a power of two (n = 1, 2, 4, ...; several
-/// times cheaper than std::pow), else std::pow.
-double Root2n(double x, int n) {
-  if ((n & (n - 1)) != 0) return std::pow(x, 0.5 / n);
-  double r = std::sqrt(x);
-  for (int k = n; k > 1; k >>= 1) r = std::sqrt(r);
-  return r;
-}
+using internal::Root2n;
 
 /// The rolling radius of a convex φ: on the surface |∇φ| ≥ −φ(0)/R_out (convexity, origin inside),
 /// so with the tangential Hessian bounded by `hessian_bound` (1/m²) every curvature is at most

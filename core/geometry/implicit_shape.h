@@ -113,9 +113,13 @@ class ImplicitShape {
   // Parameters (as validated; polytope rows normalised).
   int exponent() const { return n_; }
   double epsilon() const { return eps_; }
+  /// SE: the 1e-16 added under the root (so that φ is smooth at the origin); 0 otherwise.
+  double superquadric_floor() const { return floor_; }
   double beta() const { return beta_; }
   /// Sphere: (R, R, R); SE: (a, b, c); SEC: (h, R, R); TC: (a, b, 0).
   const Eigen::Vector3d& sizes() const { return sizes_; }
+  /// SE and SEC: 1/c_i² per axis, c = sizes() (1/m²); zero otherwise.
+  const Eigen::Vector3d& inverse_squared_sizes() const { return inv_c2_; }
   double bottom_radius() const { return bottom_radius_; }
   double top_radius() const { return top_radius_; }
   const std::vector<Eigen::Vector3d>& plane_normals() const { return normals_; }

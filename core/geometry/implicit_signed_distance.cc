@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "Eigen/Dense"
+#include "core/geometry/superquadric_polynomial.h"
 
 namespace taxel::geometry {
 namespace {
@@ -15,81 +16,203 @@ constexpr double kTolerance = 1e-12;
 constexpr double kStallTolerance = 1e-10;
 /// Reciprocal condition number under which the Newton Jacobian counts as singular.
 constexpr double kSingularRcond = 1e-10;
+/// A Newton step is taken without evaluating at its end when the next correction, by the
+/// contraction estimate, would be below this fraction of kTolerance.
+constexpr double kFinalStepFactor = 0.01;
+/// Most steps of the plain Newton method tried first from the gradient projection.
+constexpr int kFastIterations = 4;
 /// Iterations in a row without progress after which a start is abandoned.
 constexpr int kMaxSlowIterations = 6;
 /// |φ(q)|/|∇φ(q)| below this fraction of the outer radius: q counts as near the surface, where the
 /// gradient projection is the better start.
 constexpr double kNearSurface = 0.1;
 
-/// The closest-point equations in the scaled unknowns y' = y/L, μ' = μ/L² (dimensionless):
-/// r = (y' − q' + μ'∇'φ, φ) with ∇'φ = L∇φ, ∇'²φ = L²∇²φ.
-struct Equations {
+/// The solver's view of a function f with the shape's zero set, in the scaled unknowns y' = y/L
+/// (L = outer radius, metres): Evaluate gives f, ∇'f = L∇f and ∇'²f = L²∇²f; SolveShifted solves
+/// (I + μ∇'²f)x = b for two right-hand sides; QueryPhi gives φ and ∇'φ at the scaled query point.
+///
+/// PhiFunction: φ itself, any kind of shape.
+struct PhiFunction {
+  using Hessian = Eigen::Matrix3d;
+  static constexpr bool kDiagonal = false;
   const ImplicitShape& shape;
-  Eigen::Vector3d q;  // scaled query point
-  double length;      // L = outer radius (m)
+  double length;  // L (m)
 
-  Eigen::Vector4d Residual(const Eigen::Vector3d& y, double mu, Eigen::Vector3d* g, Eigen::Matrix3d* h) const {
+  double Evaluate(const Eigen::Vector3d& y, Eigen::Vector3d* g, Hessian* h) const {
     const double phi = shape.Evaluate(length * y, g, h);
     *g *= length;
-    if (h != nullptr) *h *= length * length;
-    Eigen::Vector4d r;
-    r.head<3>() = y - q + mu * *g;
-    r[3] = phi;
-    return r;
+    *h *= length * length;
+    return phi;
+  }
+  double QueryPhi(const Eigen::Vector3d& y, Eigen::Vector3d* g) const {
+    const double phi = shape.Evaluate(length * y, g, nullptr);
+    *g *= length;
+    return phi;
+  }
+  /// The tolerance on f = φ is kTolerance.
+  double value_scale() const { return 1; }
+  static Eigen::Matrix3d Dense(const Hessian& h) { return h; }
+  static Eigen::Vector3d Times(const Hessian& h, const Eigen::Vector3d& x) { return h * x; }
+  /// Solves A x = b for b = r and b = g, A = I + μ∇'²φ (symmetric 3×3, inverted by cofactors); false
+  /// when A is near-singular. *inverse_max: max |A⁻¹_ij|.
+  static bool SolveShifted(const Hessian& h, double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& g,
+                           Eigen::Vector3d* x_r, Eigen::Vector3d* x_g, double* inverse_max) {
+    const Eigen::Matrix3d a = Eigen::Matrix3d::Identity() + mu * h;
+    Eigen::Matrix3d a_inv;
+    double det = 0;
+    bool invertible = false;
+    const double scale = std::max(1.0, a.cwiseAbs().maxCoeff());
+    a.computeInverseAndDetWithCheck(a_inv, det, invertible, kSingularRcond * scale * scale * scale);
+    if (!invertible) return false;
+    *x_r = a_inv * r;
+    *x_g = a_inv * g;
+    *inverse_max = a_inv.cwiseAbs().maxCoeff();
+    return true;
   }
 };
 
-bool Converged(const Eigen::Vector4d& r, double tolerance) {
-  return r.head<3>().lpNorm<Eigen::Infinity>() <= tolerance && std::abs(r[3]) <= tolerance;
+/// PsiFunction: SE and SEC solve on their polynomial ψ = (φ + 1)^{2n} − 1 (superquadric_polynomial.h):
+/// same solutions, no root, and A = I + μ∇'²ψ is diagonal (SE) or a scalar and a 2×2 block (SEC).
+template <bool kCylinder>
+struct PsiFunction {
+  using Polynomial = internal::SuperquadricPolynomial<kCylinder>;
+  using Hessian = typename Polynomial::Hessian;
+  static constexpr bool kDiagonal = !kCylinder;  // SE: A = I + μ∇'²ψ is diagonal (NewtonStep)
+  const ImplicitShape& shape;
+  double length;  // L (m)
+  Polynomial psi;
+
+  PsiFunction(const ImplicitShape& s, double l) : shape(s), length(l), psi(s, l) {}
+
+  double Evaluate(const Eigen::Vector3d& y, Eigen::Vector3d* g, Hessian* h) const { return psi.Sum(y, g, h) - 1; }
+  /// φ = S^{1/2n} − 1 and ∇'φ = ∇'ψ·(φ + 1)/(2nS) from S = ψ + 1; where a power could overflow
+  /// (far outside: some s_k > 2), from φ directly.
+  double QueryPhi(const Eigen::Vector3d& y, Eigen::Vector3d* g) const {
+    double max_s = 0;
+    const double sum = psi.Sum(y, g, nullptr, &max_s);
+    if (max_s > 2) {
+      const double phi = shape.Evaluate(length * y, g, nullptr);
+      *g *= length;
+      return phi;
+    }
+    const double k = 1 / (2.0 * psi.exponent() * sum);  // alongside the root, not after it
+    const double sigma = internal::Root2n(sum, psi.exponent());
+    *g *= sigma * k;
+    return sigma - 1;
+  }
+  /// ψ = 2nφ + O(φ²): |ψ| ≤ 2n·tolerance is |φ| ≤ tolerance to first order.
+  double value_scale() const { return 2.0 * psi.exponent(); }
+  static Eigen::Matrix3d Dense(const Hessian& h) { return Polynomial::Dense(h); }
+  static Eigen::Vector3d Times(const Hessian& h, const Eigen::Vector3d& x) { return Polynomial::Times(h, x); }
+  /// SEC (SE takes NewtonStep's diagonal form): as PhiFunction::SolveShifted, for A = I + μ∇'²ψ, x
+  /// alone and the 2×2 block of y and z, with the same singularity test (|det A| ≤ kSingularRcond·scale³).
+  static bool SolveShifted(const Hessian& h, double mu, const Eigen::Vector3d& r, const Eigen::Vector3d& g,
+                           Eigen::Vector3d* x_r, Eigen::Vector3d* x_g, double* inverse_max) {
+    static_assert(kCylinder, "SE solves its diagonal system in NewtonStep");
+    const double a[3] = {1 + mu * h.diagonal[0], 1 + mu * h.diagonal[1], 1 + mu * h.diagonal[2]};
+    const double c = mu * h.yz;
+    const double scale =
+        std::max(std::max(std::max(1.0, std::abs(a[0])), std::max(std::abs(a[1]), std::abs(a[2]))), std::abs(c));
+    const double det12 = a[1] * a[2] - c * c;
+    if (!(std::abs(a[0] * det12) > kSingularRcond * scale * scale * scale)) return false;
+    const double inv0 = 1 / a[0], inv12 = 1 / det12;
+    *x_r = Eigen::Vector3d(r[0] * inv0, (a[2] * r[1] - c * r[2]) * inv12, (a[1] * r[2] - c * r[1]) * inv12);
+    *x_g = Eigen::Vector3d(g[0] * inv0, (a[2] * g[1] - c * g[2]) * inv12, (a[1] * g[2] - c * g[1]) * inv12);
+    *inverse_max =
+        std::max(std::abs(inv0), std::max(std::max(std::abs(a[1]), std::abs(a[2])), std::abs(c)) * std::abs(inv12));
+    return true;
+  }
+};
+
+/// Whether |r_y|∞ ≤ tolerance and |r_f| ≤ value_scale·tolerance.
+bool Converged(const Eigen::Vector4d& r, double tolerance, double value_scale) {
+  return r.head<3>().lpNorm<Eigen::Infinity>() <= tolerance && std::abs(r[3]) <= value_scale * tolerance;
 }
 
-/// Damped Newton from the scaled start y (any point; μ from least squares). On success sets *y and
-/// *mu to the solution, and *grad to the scaled ∇φ there (a direction for the normal). Counts iterations into *iterations. `give_up_when_slow`: abandon a start
-/// that stops converging (for inside points, where other starts exist and the problem is not convex).
-bool SolveFrom(const Equations& eq, bool give_up_when_slow, Eigen::Vector3d* y, double* mu, Eigen::Vector3d* grad,
-               int* iterations) {
+/// The Newton step (dy, dμ) of the closest-point equations at (y, μ) with residual r = (r_y, r_f),
+/// g = ∇'f and h = ∇'²f; false when the Jacobian is near-singular. J = [[A, g], [gᵀ, 0]] with
+/// A = I + μ∇'²f, by its Schur complement: with u = A⁻¹r_y and v = A⁻¹g, gᵀ(−u − v·dμ) = −r_f
+/// gives dμ = (r_f − gᵀu)/(gᵀv) and dy = −u − v·dμ. A small determinant or Schur complement means
+/// near-singular.
+template <class Function>
+bool NewtonStep(const typename Function::Hessian& h, const Eigen::Vector3d& g, double mu, const Eigen::Vector4d& r,
+                Eigen::Vector4d* step) {
+  if constexpr (Function::kDiagonal) {
+    // A = diag(a): with P_i = Π_{j≠i} a_j and D = Π a_j, A⁻¹ = diag(P)/D, so
+    // dμ = (r_f·D − Σ g_i r_i P_i)/Σ g_i² P_i and dy_i = −(r_i + g_i·dμ)·P_i/D: one division on
+    // the dependency chain (1/D goes alongside). The same singularity tests, multiplied by |D|.
+    const double a[3] = {1 + mu * h.diagonal[0], 1 + mu * h.diagonal[1], 1 + mu * h.diagonal[2]};
+    const double p[3] = {a[1] * a[2], a[0] * a[2], a[0] * a[1]};
+    const double d = a[0] * p[0];
+    const double scale = std::max(std::max(1.0, std::abs(a[0])), std::max(std::abs(a[1]), std::abs(a[2])));
+    if (!(std::abs(d) > kSingularRcond * scale * scale * scale)) return false;
+    const double schur = g[0] * g[0] * p[0] + g[1] * g[1] * p[1] + g[2] * g[2] * p[2];
+    const double p_max = std::max(std::abs(p[0]), std::max(std::abs(p[1]), std::abs(p[2])));
+    if (!(std::abs(schur) > kSingularRcond * g.squaredNorm() * p_max)) return false;
+    const double d_mu = (r[3] * d - (g[0] * r[0] * p[0] + g[1] * r[1] * p[1] + g[2] * r[2] * p[2])) / schur;
+    const double inv_d = 1 / d;
+    for (int i = 0; i < 3; ++i) (*step)[i] = -(r[i] + g[i] * d_mu) * (p[i] * inv_d);
+    (*step)[3] = d_mu;
+  } else {
+    Eigen::Vector3d u, v;
+    double inverse_max = 0;
+    if (!Function::SolveShifted(h, mu, r.head<3>(), g, &u, &v, &inverse_max)) return false;
+    const double schur = g.dot(v);
+    if (!(std::abs(schur) > kSingularRcond * g.squaredNorm() * inverse_max)) return false;
+    const double d_mu = (r[3] - g.dot(u)) / schur;
+    step->head<3>() = -u - v * d_mu;
+    (*step)[3] = d_mu;
+  }
+  return step->allFinite();
+}
+
+/// Whether the Newton step `step` lands on the root within the tolerance, so that it can be taken
+/// without evaluating f at its end; `last` is |dy|∞ of the previous iteration when that was a full
+/// Newton step (0 otherwise). Quadratic convergence: |dy_{k+1}| ≈ κ|dy_k|² with the contraction
+/// κ ≈ |dy_k|/|dy_{k−1}|² (Deuflhard, "Newton Methods for Nonlinear Problems", 2004); the step is
+/// final when the next correction would be below kFinalStepFactor·kTolerance.
+bool FinalStep(const Eigen::Vector4d& step, double last) {
+  if (!(last > 0)) return false;
+  const double dy = step.head<3>().lpNorm<Eigen::Infinity>();
+  return dy * dy * dy <= (kFinalStepFactor * kTolerance) * (last * last);  // κ|dy|² without a division
+}
+
+/// Damped Newton on the closest-point equations r = (y' − q' + μ'∇'f, f) of the scaled query q'
+/// and a function f with the shape's zero set (PhiFunction or PsiFunction), from the scaled start
+/// y (any point; μ from least squares). On success sets *y and *mu to the solution, and *grad to
+/// ∇'f there (a direction for the normal). Counts iterations and evaluations into *stats.
+/// `give_up_when_slow`: abandon a start that stops converging (for inside points, where other
+/// starts exist and the problem is not convex).
+template <class Function>
+bool SolveFrom(const Function& f, const Eigen::Vector3d& q, bool give_up_when_slow, Eigen::Vector3d* y, double* mu,
+               Eigen::Vector3d* grad, ImplicitProbeStats* stats) {
+  using Hessian = typename Function::Hessian;
   Eigen::Vector3d& g = *grad;
-  Eigen::Matrix3d h;
+  Hessian h;
   // μ from least squares at the start, then the residual from the same evaluation.
-  Eigen::Vector4d r = eq.Residual(*y, 0, &g, &h);
+  Eigen::Vector4d r;
+  r[3] = f.Evaluate(*y, &g, &h);
+  ++stats->evaluations;
   const double g2 = g.squaredNorm();
   if (!(g2 > 0) || !std::isfinite(g2)) return false;
-  *mu = (eq.q - *y).dot(g) / g2;
-  r.head<3>() += *mu * g;
+  *mu = (q - *y).dot(g) / g2;
+  r.head<3>() = *y - q + *mu * g;
   double merit = r.squaredNorm();
-  double lambda = 0;  // Levenberg–Marquardt damping; 0: plain Newton
-  int slow = 0;       // consecutive iterations that did not halve the residual
+  double lambda = 0;         // Levenberg–Marquardt damping; 0: plain Newton
+  int slow = 0;              // consecutive iterations that did not halve the residual
+  double last_newton = 0;    // |dy|∞ of the previous iteration when it was a full Newton step, else 0
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
-    if (Converged(r, kTolerance)) return true;
-    ++*iterations;
-    const Eigen::Matrix3d a = Eigen::Matrix3d::Identity() + *mu * h;
+    if (Converged(r, kTolerance, f.value_scale())) return true;
+    ++stats->iterations;
     Eigen::Vector4d step;
     bool newton = false;
     if (lambda == 0) {
-      // J = [[A, g], [gᵀ, 0]] by its Schur complement: with u = −A⁻¹r_y and v = A⁻¹g,
-      // gᵀ(u − v·dμ) = −r_φ gives dμ = (gᵀu + r_φ)/(gᵀv) and dy = u − v·dμ. A (symmetric, 3×3) is
-      // inverted by cofactors; a small determinant or Schur complement means near-singular.
-      Eigen::Matrix3d a_inv;
-      double det = 0;
-      bool invertible = false;
-      const double scale = std::max(1.0, a.cwiseAbs().maxCoeff());
-      a.computeInverseAndDetWithCheck(a_inv, det, invertible, kSingularRcond * scale * scale * scale);
-      if (invertible) {
-        const Eigen::Vector3d u = -(a_inv * r.head<3>());
-        const Eigen::Vector3d v = a_inv * g;
-        const double schur = g.dot(v);
-        if (std::abs(schur) > kSingularRcond * g.squaredNorm() * a_inv.cwiseAbs().maxCoeff()) {
-          const double d_mu = (g.dot(u) + r[3]) / schur;
-          step.head<3>() = u - v * d_mu;
-          step[3] = d_mu;
-          newton = step.allFinite();
-        }
-      }
+      newton = NewtonStep<Function>(h, g, *mu, r, &step);
       if (!newton) lambda = 1e-6;
     }
     if (!newton) {
       Eigen::Matrix4d jacobian;
-      jacobian.topLeftCorner<3, 3>() = a;
+      jacobian.topLeftCorner<3, 3>() = Eigen::Matrix3d::Identity() + *mu * Function::Dense(h);
       jacobian.topRightCorner<3, 1>() = g;
       jacobian.bottomLeftCorner<1, 3>() = g.transpose();
       jacobian(3, 3) = 0;
@@ -98,38 +221,91 @@ bool SolveFrom(const Equations& eq, bool give_up_when_slow, Eigen::Vector3d* y, 
       normal.diagonal().array() += lambda * (1 + normal.diagonal().array());
       step = normal.ldlt().solve(-jacobian.transpose() * r);
     }
+    if (newton && FinalStep(step, last_newton)) {
+      g += Function::Times(h, step.head<3>());
+      *y += step.head<3>();
+      *mu += step[3];
+      return true;
+    }
     // Trust region: never move the foot point more than half the outer radius per iteration.
     const double move = step.head<3>().norm();
     if (move > 0.5) step *= 0.5 / move;
     const double merit_before = merit;
     // Backtracking on |r|² (Armijo).
-    bool accepted = false;
+    bool accepted = false, full = false;
     double t = 1;
     for (int halving = 0; halving < 10 && !accepted; ++halving, t *= 0.5) {
       const Eigen::Vector3d y_try = *y + t * step.head<3>();
       const double mu_try = *mu + t * step[3];
       Eigen::Vector3d g_try;
-      Eigen::Matrix3d h_try;
-      const Eigen::Vector4d r_try = eq.Residual(y_try, mu_try, &g_try, &h_try);
+      Hessian h_try;
+      Eigen::Vector4d r_try;
+      r_try[3] = f.Evaluate(y_try, &g_try, &h_try);
+      ++stats->evaluations;
+      r_try.head<3>() = y_try - q + mu_try * g_try;
       const double merit_try = r_try.squaredNorm();
       if (std::isfinite(merit_try) && merit_try < (1 - 1e-4 * t) * merit) {
         *y = y_try, *mu = mu_try, g = g_try, h = h_try, r = r_try, merit = merit_try;
         accepted = true;
+        full = t == 1;
       }
     }
     // A start that creeps (a minimum of |r|² that is no root, far from the answer) is abandoned:
     // Newton near a root at least halves |r|² per iteration.
     slow = merit > 0.25 * merit_before ? slow + 1 : 0;
-    if (give_up_when_slow && slow >= kMaxSlowIterations) return Converged(r, kStallTolerance);
+    if (give_up_when_slow && slow >= kMaxSlowIterations) return Converged(r, kStallTolerance, f.value_scale());
+    last_newton = full && newton && move <= 0.5 ? step.head<3>().lpNorm<Eigen::Infinity>() : 0;
     if (accepted) {
       lambda = newton ? 0 : (lambda > 1e-9 ? lambda * 0.1 : 0);
     } else {
-      if (Converged(r, kStallTolerance)) return true;
+      if (Converged(r, kStallTolerance, f.value_scale())) return true;
       lambda = std::max(lambda * 10, 1e-6);
       if (lambda > 1e8) return false;
     }
   }
-  return Converged(r, kStallTolerance);
+  return Converged(r, kStallTolerance, f.value_scale());
+}
+
+/// Plain Newton from the scaled start *y, for starts expected within its quadratic range (the
+/// gradient projection of a point near the surface): no line search, no damping, at most
+/// kFastIterations steps, each of which must at least halve the residual. Sets *y, *mu and *grad
+/// as SolveFrom does and returns true when converged; false as soon as it stops converging
+/// quadratically (then the damped SolveFrom takes over from the same start).
+template <class Function>
+bool FastNewton(const Function& f, const Eigen::Vector3d& q, Eigen::Vector3d* y, double* mu, Eigen::Vector3d* grad,
+                ImplicitProbeStats* stats) {
+  Eigen::Vector3d& g = *grad;
+  typename Function::Hessian h;
+  Eigen::Vector4d r;
+  r[3] = f.Evaluate(*y, &g, &h);
+  ++stats->evaluations;
+  const double g2 = g.squaredNorm();
+  if (!(g2 > 0) || !std::isfinite(g2)) return false;
+  *mu = (q - *y).dot(g) / g2;
+  r.head<3>() = *y - q + *mu * g;
+  double merit = r.squaredNorm(), last = 0;
+  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
+    if (Converged(r, kTolerance, f.value_scale())) return true;
+    ++stats->iterations;
+    Eigen::Vector4d step;
+    if (!NewtonStep<Function>(h, g, *mu, r, &step)) return false;
+    if (FinalStep(step, last)) {
+      g += Function::Times(h, step.head<3>());
+      *y += step.head<3>();
+      *mu += step[3];
+      return true;
+    }
+    *y += step.head<3>();
+    *mu += step[3];
+    r[3] = f.Evaluate(*y, &g, &h);
+    ++stats->evaluations;
+    r.head<3>() = *y - q + *mu * g;
+    const double merit_before = merit;
+    merit = r.squaredNorm();
+    if (!(merit <= 0.25 * merit_before)) return false;
+    last = step.head<3>().lpNorm<Eigen::Infinity>();
+  }
+  return Converged(r, kTolerance, f.value_scale());
 }
 
 /// The best solve so far.
@@ -146,70 +322,73 @@ SignedDistanceResult Finish(const Candidate& best, double distance) {
   result.closest = best.foot;
   result.distance = distance;
   const double grad_norm = best.grad.norm();
-  result.normal = grad_norm > 0 ? Eigen::Vector3d(best.grad / grad_norm) : Eigen::Vector3d::UnitZ();
+  result.normal = grad_norm > 0 ? Eigen::Vector3d(best.grad * (1 / grad_norm)) : Eigen::Vector3d::UnitZ();
   return result;
 }
 
-}  // namespace
-
-SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
-                                            double max_distance, const Eigen::Vector3d* warm_start,
-                                            ImplicitProbeStats* stats) {
-  ImplicitProbeStats local;
-  ImplicitProbeStats& st = stats != nullptr ? *stats : local;
-  st = ImplicitProbeStats{};
-  const double length = shape.outer_radius();
+/// ImplicitSignedDistance with the Newton solves on `f` (PhiFunction or PsiFunction).
+template <class Function>
+SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
+                                        double max_distance, const Eigen::Vector3d* warm_start,
+                                        ImplicitProbeStats& st) {
+  const double length = shape.outer_radius(), inv_length = 1 / length;
   const double q_norm = p_SQ.norm();
   // The shape lies in the ball of radius R_out: the distance is at least |q| − R_out.
   if (q_norm - length > max_distance) return {};
-  Eigen::Vector3d grad_q;
-  const double phi_q = shape.Evaluate(p_SQ, &grad_q, nullptr);
+  const Eigen::Vector3d q = p_SQ * inv_length;  // scaled
+  Eigen::Vector3d grad_q;                       // ∇'φ(q) = L∇φ(q)
+  const double phi_q = f.QueryPhi(q, &grad_q);
   const bool inside = phi_q <= 0;
-  const double grad_q_norm = grad_q.norm();
-  // φ(q)/|∇φ(q)|: the first-order signed distance. Where φ is a convex function, its tangent plane
-  // at q lies below it, so every surface point y (φ(y) = 0) has ∇φ(q)·(q − y) ≥ φ(q): outside, the
-  // distance is at least φ(q)/|∇φ(q)| — a cull that needs no solve.
-  const double linear_sd = grad_q_norm > 0 ? phi_q / grad_q_norm : 0;
-  if (!inside && shape.convex_function() && linear_sd > max_distance) return {};
-  const Equations eq{shape, p_SQ / length, length};
+  const double g2 = grad_q.squaredNorm();
+  // φ(q)/|∇φ(q)| = L·φ(q)/|∇'φ(q)|: the first-order signed distance. Where φ is a convex function,
+  // its tangent plane at q lies below it, so every surface point y (φ(y) = 0) has
+  // ∇φ(q)·(q − y) ≥ φ(q): outside, the distance is at least φ(q)/|∇φ(q)| — a cull without a solve.
+  if (!inside && shape.convex_function() && g2 > 0 && length * phi_q > max_distance * std::sqrt(g2)) return {};
 
   Candidate best;
-  // Solves from `start` (metres) and keeps the result if it beats `best`. True when converged to
-  // an admissible point (outside: μ > 0, the unique minimum).
-  auto try_start = [&](const Eigen::Vector3d& start) {
+  // Solves from the scaled `start` and keeps the result if it beats `best`. True when converged to
+  // an admissible point (outside: μ > 0, the unique minimum). `fast`: plain Newton first
+  // (FastNewton), the damped solve only when it gives up.
+  auto try_start = [&](const Eigen::Vector3d& start, bool fast = false) {
     if (!start.allFinite()) return false;
     ++st.starts;
-    Eigen::Vector3d y = start / length, grad = Eigen::Vector3d::Zero();
+    Eigen::Vector3d y = start, grad = Eigen::Vector3d::Zero();
     double mu = 0;
-    const bool ok = SolveFrom(eq, inside, &y, &mu, &grad, &st.iterations) && (inside || mu > 0);
-    const double distance = (length * y - p_SQ).norm();
+    bool solved = fast && FastNewton(f, q, &y, &mu, &grad, &st);
+    if (!solved) {
+      y = start;
+      solved = SolveFrom(f, q, inside, &y, &mu, &grad, &st);
+    }
+    const bool ok = solved && (inside || mu > 0);
+    const Eigen::Vector3d foot = length * y;
+    const double distance = (foot - p_SQ).norm();
     if ((ok && !best.converged) || (ok == best.converged && distance < best.distance)) {
-      best = {length * y, grad, distance, ok};
+      best = {foot, grad, distance, ok};
     }
     return ok;
   };
   const bool radial_defined = q_norm > 1e-9 * length;
-  // Near the surface (the tactile case), the gradient projection q − φ∇φ/|∇φ|² is within
-  // O(sd²·curvature) of the foot point, far closer than the radial one on a flat face, and closer
-  // than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4), moving 0.1 mm per
-  // step: 1.6 iterations from it, 2.0 from the warm start): it goes first there.
-  const bool near = grad_q_norm > 0 && std::abs(linear_sd) < kNearSurface * length;
-  const Eigen::Vector3d projected = near ? Eigen::Vector3d(p_SQ - linear_sd * grad_q / grad_q_norm) : p_SQ;
+  // Near the surface (|φ/∇φ| < kNearSurface·L; the tactile case), the gradient projection
+  // q − φ∇φ/|∇φ|² is within O(sd²·curvature) of the foot point, far closer than the radial one on a
+  // flat face, and closer than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4),
+  // moving 0.1 mm per step: 1.75 iterations from it, 2.0 from the warm start): it goes first there.
+  const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
+  const Eigen::Vector3d projected = near ? Eigen::Vector3d(q - (phi_q / g2) * grad_q) : q;
   // The sphere's radial projection is its exact foot point: no warm start needed.
   if (shape.kind() == ImplicitKind::kSphere && radial_defined) warm_start = nullptr;
   // The radial start q/γ(q) (γ is a 1-D solve for polytopes and cones: computed only when tried).
-  const auto radial = [&] { return Eigen::Vector3d(p_SQ / shape.Gamma(p_SQ)); };
+  const auto radial = [&] { return Eigen::Vector3d(q / shape.Gamma(p_SQ)); };
 
   if (shape.kind() == ImplicitKind::kSphere && radial_defined) {
     try_start(radial());  // exact: R·q/|q|
   } else if (!inside) {
     // Convex problem: the first admissible solution is the answer.
-    bool done = (near && try_start(projected)) || (warm_start != nullptr && try_start(*warm_start)) ||
+    bool done = (near && try_start(projected, true)) || (warm_start != nullptr && try_start(*warm_start * inv_length)) ||
                 (radial_defined && try_start(radial()));
     for (int axis = 0; axis < 3 && !done; ++axis) {
       for (double sign : {1.0, -1.0}) {
         const Eigen::Vector3d e = sign * Eigen::Vector3d::Unit(axis);
-        if (!done) done = try_start(e / shape.Gamma(e));
+        if (!done) done = try_start(e * (inv_length / shape.Gamma(e)));
       }
     }
   } else {
@@ -217,15 +396,17 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
     // two lies within the shape's rolling radius: then it is the global answer (a ball of that
     // radius rolls freely inside, so it touches the surface only at the foot point).
     const auto certain = [&] { return best.converged && best.distance < shape.rolling_radius(); };
-    if (near) try_start(projected);
-    if (!certain() && warm_start != nullptr) try_start(*warm_start);
+    if (near) try_start(projected, true);
+    if (!certain() && warm_start != nullptr) try_start(*warm_start * inv_length);
     if (!certain() && radial_defined) try_start(radial());
     if (certain()) {
       st.converged = true;
       return Finish(best, -best.distance);
     }
     const double hi = 1.01 * length + q_norm;  // |q + hi·d| > R_out: outside
-    auto try_ray = [&](const Eigen::Vector3d& d) { try_start(p_SQ + shape.RaySurface(p_SQ, d, 0, hi, 1e-7 * hi) * d); };
+    auto try_ray = [&](const Eigen::Vector3d& d) {
+      try_start((p_SQ + shape.RaySurface(p_SQ, d, 0, hi, 1e-7 * hi) * d) * inv_length);
+    };
     for (int axis = 0; axis < 3; ++axis) {
       try_ray(Eigen::Vector3d::Unit(axis));
       try_ray(-Eigen::Vector3d::Unit(axis));
@@ -248,6 +429,24 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
   }
   st.converged = best.converged;
   return Finish(best, inside ? -best.distance : best.distance);
+}
+
+}  // namespace
+
+SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
+                                            double max_distance, const Eigen::Vector3d* warm_start,
+                                            ImplicitProbeStats* stats) {
+  ImplicitProbeStats local;
+  ImplicitProbeStats& st = stats != nullptr ? *stats : local;
+  st = ImplicitProbeStats{};
+  const double length = shape.outer_radius();
+  switch (shape.kind()) {
+    case ImplicitKind::kSuperellipsoid:
+      return SignedDistanceWith(PsiFunction<false>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+    case ImplicitKind::kSuperellipticCylinder:
+      return SignedDistanceWith(PsiFunction<true>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+    default: return SignedDistanceWith(PhiFunction{shape, length}, shape, p_SQ, max_distance, warm_start, st);
+  }
 }
 
 }  // namespace taxel::geometry
