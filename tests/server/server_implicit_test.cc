@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "taxel/client.h"
+#include "tests/server/service_fixture.h"
 #include "tests/support/scene_fixtures.h"
 
 namespace taxel::server {
@@ -44,22 +45,17 @@ v1::SceneSpec EllipsoidOverProbe(double n) {
   return spec;
 }
 
-TEST(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
-  ServerOptions options;
-  options.address = "127.0.0.1:0";
-  options.metrics_address = "127.0.0.1:0";
-  options.eval_threads = 1;
-  auto server = TaxelServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto client = Client::Connect((*server)->target());
-  ASSERT_TRUE(client.ok());
+using ServerImplicitTest = ServerTest;
 
-  auto bad = (*client)->CreateScene(EllipsoidOverProbe(2.5));
+TEST_F(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
+  Client* client = client_.get();
+
+  auto bad = client->CreateScene(EllipsoidOverProbe(2.5));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(),
               ::testing::HasSubstr("entities[1].links[0].shapes[0].implicit.superellipsoid.n: expected an integer"));
 
-  ASSERT_TRUE((*client)->CreateScene(EllipsoidOverProbe(1)).ok());
+  ASSERT_TRUE(client->CreateScene(EllipsoidOverProbe(1)).ok());
   const double bottom = 0.02 * std::sqrt(1 - 3e-12 - 1e-16);
   const double gaps[3] = {0.0015, 0.0005, -0.001};
   std::vector<double> poses;
@@ -72,7 +68,7 @@ TEST(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
   *req.mutable_poses() = DoubleTensor({3, 2, 7}, poses);
   req.set_quat_order(v1::XYZW);
   req.set_dt(0.01);
-  auto resp = (*client)->Step(req);
+  auto resp = client->Step(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   const v1::Tensor& depth = resp->readings(0).channels().at("depth");
   ASSERT_EQ(depth.data().size(), 3 * sizeof(float));
@@ -87,15 +83,8 @@ TEST(ServerImplicitTest, ContactProbeUnderAnEllipsoidReadsTheClosedFormDepth) {
 // ball R2 = 2 cm), centres d = 4.9 cm apart along x (overlap δ = 1 mm), at rest, pressure
 // p = k·δ^1.5 (k = 1e8). The force on the tip is −f(d)·x̂ with f = 2π·R_e·k·δ^2.5/2.5,
 // R_e = R1·R2/(R1 + R2); ∂F_x/∂x_ball = −f'(d) = 2π·R_e·k·δ^1.5 and ∂F_y/∂y_ball = −f/d.
-TEST(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
-  ServerOptions options;
-  options.address = "127.0.0.1:0";
-  options.metrics_address = "127.0.0.1:0";
-  options.eval_threads = 1;
-  auto server = TaxelServer::Start(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto client = Client::Connect((*server)->target());
-  ASSERT_TRUE(client.ok());
+TEST_F(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
+  Client* client = client_.get();
   const double r1 = 0.03, r2 = 0.02, d = 0.049, k = 1e8;
   v1::SceneSpec spec;
   spec.set_name("pair");
@@ -115,7 +104,7 @@ TEST(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
   cm->mutable_law()->set_exponent(1.5);
   cm->mutable_law()->set_damping(0);
   cm->set_gradients(true);
-  auto info = (*client)->CreateScene(spec);
+  auto info = client->CreateScene(spec);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_TRUE(info->contact_matrix().gradients());
   v1::StepRequest req;
@@ -125,19 +114,19 @@ TEST(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
   req.set_quat_order(v1::XYZW);
   req.set_dt(0.01);
   req.mutable_read()->set_contact_matrix(true);
-  auto resp = (*client)->Step(req);
+  auto resp = client->Step(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   v1::GetContactMatrixRequest get;
   get.set_scene("pair");
   get.set_gradients(true);
-  auto m = (*client)->GetContactMatrix(get);
+  auto m = client->GetContactMatrix(get);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_THAT(m->gradient().shape(), ::testing::ElementsAre(1, 1, 1, 3, 2, 6));
   // The step's read carries the same gradient (the matrix keeps it).
   EXPECT_EQ(resp->contact_matrix().gradient().data(), m->gradient().data());
   ASSERT_EQ(m->gradient().data().size(), 36 * sizeof(float));
   float g[36];
-  std::memcpy(g, m->gradient().data().data(), sizeof(g));
+  for (size_t i = 0; i < 36; ++i) g[i] = FloatAt(m->gradient(), i);
   const double delta = r1 + r2 - d, re = r1 * r2 / (r1 + r2), pi = 3.141592653589793;
   const double dfx = 2 * pi * re * k * std::pow(delta, 1.5), dfy = -(2 * pi * re * k * std::pow(delta, 2.5) / 2.5) / d;
   // g[i·12 + side·6 + j]: ∂F_i/∂(t_j of the body (side 0) or the partner (side 1)).
@@ -147,9 +136,9 @@ TEST(ServerImplicitTest, ContactMatrixGradientOfTwoImplicitSpheres) {
   // A scene that keeps no gradient refuses to read one.
   spec.set_name("plain");
   spec.mutable_contact_matrix()->set_gradients(false);
-  ASSERT_TRUE((*client)->CreateScene(spec).ok());
+  ASSERT_TRUE(client->CreateScene(spec).ok());
   get.set_scene("plain");
-  EXPECT_EQ((*client)->GetContactMatrix(get).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(client->GetContactMatrix(get).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
