@@ -440,13 +440,28 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
   ImplicitProbeStats& st = stats != nullptr ? *stats : local;
   st = ImplicitProbeStats{};
   const double length = shape.outer_radius();
+  SignedDistanceResult result;
   switch (shape.kind()) {
     case ImplicitKind::kSuperellipsoid:
-      return SignedDistanceWith(PsiFunction<false>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+      result = SignedDistanceWith(PsiFunction<false>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+      break;
     case ImplicitKind::kSuperellipticCylinder:
-      return SignedDistanceWith(PsiFunction<true>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+      result = SignedDistanceWith(PsiFunction<true>(shape, length), shape, p_SQ, max_distance, warm_start, st);
+      break;
     default: return SignedDistanceWith(PhiFunction{shape, length}, shape, p_SQ, max_distance, warm_start, st);
   }
+  if (st.converged || !result.found()) return result;
+  // ψ's solves all failed (rare: inside points near the medial axis, where ψ's steep degree-2n
+  // growth throws the damped solves off): the same starts on φ itself, whose gradient grows
+  // linearly. The statistics count both attempts.
+  ImplicitProbeStats retry;
+  const SignedDistanceResult on_phi =
+      SignedDistanceWith(PhiFunction{shape, length}, shape, p_SQ, max_distance, warm_start, retry);
+  st.iterations += retry.iterations;
+  st.evaluations += retry.evaluations;
+  st.starts += retry.starts;
+  st.converged = retry.converged;
+  return retry.converged || std::abs(on_phi.distance) < std::abs(result.distance) ? on_phi : result;
 }
 
 }  // namespace taxel::geometry

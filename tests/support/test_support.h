@@ -7,12 +7,31 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "Eigen/Geometry"
 #include "core/geometry/aabb.h"
 #include "core/geometry/mesh_generators.h"
 #include "core/geometry/mesh_signed_distance.h"
 #include "core/geometry/triangle_mesh.h"
 
 namespace taxel::testing {
+
+/// N draws of `dist` from `rng`, first coordinate first. Write Draw<3>(dist, rng) rather than
+/// Eigen::Vector3d(dist(rng), dist(rng), dist(rng)): a call's arguments are evaluated in an
+/// unspecified order (gcc right to left, clang left to right), so the latter draws different
+/// points on different compilers.
+template <int N, class Dist, class Rng>
+Eigen::Matrix<double, N, 1> Draw(Dist& dist, Rng& rng) {
+  Eigen::Matrix<double, N, 1> v;
+  for (int i = 0; i < N; ++i) v[i] = dist(rng);
+  return v;
+}
+
+/// A rotation from a quaternion with coordinates drawn as Draw<4> (w first), normalised.
+template <class Dist, class Rng>
+Eigen::Matrix3d DrawRotation(Dist& dist, Rng& rng) {
+  const Eigen::Vector4d c = Draw<4>(dist, rng);
+  return Eigen::Quaterniond(c[0], c[1], c[2], c[3]).normalized().toRotationMatrix();
+}
 
 /// Deterministic uniform points in the box [lo, hi] (seeded; no wall clock).
 std::vector<Eigen::Vector3d> UniformPoints(int n, const Eigen::Vector3d& lo, const Eigen::Vector3d& hi, uint64_t seed);

@@ -5,6 +5,7 @@
 #include "core/contact/nonlinear_law.h"
 #include "core/contact/spring_damper_law.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_support.h"
 
 namespace taxel::contact {
 namespace {
@@ -34,7 +35,7 @@ TEST(LawJacobianTest, SpringDamperMatchesCentralDifferences) {
     k.normal_stiffness = 800, k.normal_damping = 3, k.exponent = exponent, k.shear_damping = 2;
     for (int i = 0; i < 50; ++i) {
       const double depth = 1e-3 * (1.1 + u(rng));
-      const Eigen::Vector3d n = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+      const Eigen::Vector3d n = testing::Draw<3>(u, rng).normalized();
       const Eigen::Vector3d v(0.2 * u(rng), 0.2 * u(rng), 0.2 * u(rng));
       auto force = [&](double d, const Eigen::Vector3d& m) { return SpringDamperForce(k, d, m, v); };
       ExpectJacobian(force, SpringDamperForceJacobian(k, depth, n, v), depth, n, "spring-damper");
@@ -52,9 +53,9 @@ TEST(LawJacobianTest, NonlinearLawMatchesCentralDifferencesInEveryRegime) {
   int regimes[3] = {0, 0, 0};
   for (int i = 0; i < 300; ++i) {
     const double depth = 1e-3 * (1.05 + u(rng));
-    const Eigen::Vector3d n = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+    const Eigen::Vector3d n = testing::Draw<3>(u, rng).normalized();
     const double speed = std::pow(10.0, -2.5 + 1.5 * (u(rng) + 1) / 2 * 1.5);
-    const Eigen::Vector3d v = speed * Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+    const Eigen::Vector3d v = speed * testing::Draw<3>(u, rng).normalized();
     const Eigen::Vector3d slip = v - v.dot(n) * n;
     const double s = slip.norm();
     // Stay away from the regime boundaries, where μ'' jumps (the differences would straddle them).

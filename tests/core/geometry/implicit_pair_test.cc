@@ -9,6 +9,7 @@
 #include "Eigen/Geometry"
 #include "core/geometry/implicit_generators.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_support.h"
 
 namespace taxel::geometry {
 namespace {
@@ -18,12 +19,12 @@ ImplicitShape Sphere(double r) { return *ImplicitShape::Sphere(r); }
 /// A uniformly random rotation (normalised Gaussian quaternion).
 Eigen::Matrix3d RandomRotation(std::mt19937& rng) {
   std::normal_distribution<double> g;
-  return Eigen::Quaterniond(g(rng), g(rng), g(rng), g(rng)).normalized().toRotationMatrix();
+  return testing::DrawRotation(g, rng);
 }
 
 Eigen::Vector3d RandomDirection(std::mt19937& rng) {
   std::normal_distribution<double> g;
-  return Eigen::Vector3d(g(rng), g(rng), g(rng)).normalized();
+  return testing::Draw<3>(g, rng).normalized();
 }
 
 /// Shape 2 at a random orientation, its centre at a distance uniform in [0.1·min R_in, 2·max R_out]
@@ -34,7 +35,8 @@ RigidTransform RandomPose(const ImplicitShape& a, const ImplicitShape& b, std::m
   std::uniform_real_distribution<double> d(lo, hi);
   RigidTransform X;
   X.R = RandomRotation(rng);
-  X.p = d(rng) * RandomDirection(rng);
+  const double distance = d(rng);  // before the direction: a product's operands are unsequenced
+  X.p = distance * RandomDirection(rng);
   return X;
 }
 
@@ -115,7 +117,10 @@ double CompassMax(const F& f, Eigen::Vector3d u0, double step, Eigen::Vector3d* 
     for (const Eigen::Vector3d& d : directions) {
       const Eigen::Vector3d v = (u + step * d).normalized();
       const double fv = f(v);
-      if (fv > value) {
+      // Gains above 1e-12 relative only (the tolerances below are 1e-7 on α, 1e-4 on the normal):
+      // on a nearly flat stretch (a polytope's face) gains of a few ulps, from the bisection's last
+      // bits or the inner search's, would let the search wander for as long as they last.
+      if (fv > value + 1e-12 * std::abs(value)) {
         value = fv;
         u = v;
         moved = true;
@@ -267,7 +272,7 @@ TEST(ImplicitPairTest, KktJacobianMatchesCentralDifferences) {
       const Eigen::Vector3d r_hat = RandomDirection(rng);
       const double l = internal::PairLengthScale(type.shape1, type.shape2);
       Eigen::Matrix<double, 6, 1> z;
-      z << 0.5 * r_hat + 0.2 * Eigen::Vector3d(u(rng), u(rng), u(rng)), 0.3 * u(rng), 0.5 + 0.3 * u(rng),
+      z << 0.5 * r_hat + 0.2 * testing::Draw<3>(u, rng), 0.3 * u(rng), 0.5 + 0.3 * u(rng),
           0.5 + 0.3 * u(rng);
       Eigen::Matrix<double, 6, 6> J;
       internal::PairKkt(type.shape1, type.shape2, R, r_hat, l, z, nullptr, &J);

@@ -8,6 +8,7 @@
 #include "Eigen/Eigenvalues"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/test_support.h"
 
 namespace taxel::geometry {
 namespace {
@@ -54,7 +55,7 @@ std::vector<Eigen::Vector3d> PointsAround(const ImplicitShape& shape, int count,
   const Eigen::Vector3d half = 0.6 * (shape.local_bounds().hi - shape.local_bounds().lo);
   std::vector<Eigen::Vector3d> points;
   for (int i = 0; i < count; ++i) {
-    points.push_back(center + half.cwiseProduct(Eigen::Vector3d(unit(rng), unit(rng), unit(rng))));
+    points.push_back(center + half.cwiseProduct(testing::Draw<3>(unit, rng)));
   }
   return points;
 }
@@ -142,7 +143,7 @@ TEST(ImplicitShapeTest, RadialBoundsHoldInEveryDirection) {
     ASSERT_LE(shape.inner_radius(), shape.outer_radius()) << named.name;
     double closest = shape.outer_radius(), farthest = 0;
     for (int i = 0; i < 2000; ++i) {
-      const Eigen::Vector3d u = Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized();
+      const Eigen::Vector3d u = testing::Draw<3>(normal, rng).normalized();
       // Up to rounding: the sphere's bounds are its surface.
       EXPECT_LE(shape.Phi(shape.inner_radius() * u), 1e-15) << named.name;
       EXPECT_GE(shape.Phi(shape.outer_radius() * u), -1e-15) << named.name;
@@ -181,7 +182,7 @@ TEST(ImplicitShapeTest, RollingRadiusBoundsEveryPrincipalCurvature) {
     ASSERT_GT(shape.rolling_radius(), 0) << named.name;
     double kappa_max = 0;
     for (int i = 0; i < 5000; ++i) {
-      const Eigen::Vector3d u = Eigen::Vector3d(normal(rng), normal(rng), normal(rng)).normalized();
+      const Eigen::Vector3d u = testing::Draw<3>(normal, rng).normalized();
       Eigen::Vector3d y = u / shape.Gamma(u);
       for (int k = 0; k < 3; ++k) {  // onto φ = 0 along the gradient (Newton, to 1e-15)
         Eigen::Vector3d g;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/test_support.h"
 
 namespace taxel::geometry::internal {
 namespace {
@@ -32,7 +33,7 @@ std::vector<Eigen::Vector3d> Points(const ImplicitShape& shape, int count) {
   std::uniform_real_distribution<double> unit(-1.2, 1.2);
   const Eigen::Vector3d half = shape.local_bounds().hi;
   std::vector<Eigen::Vector3d> points;
-  for (int i = 0; i < count; ++i) points.push_back(half.cwiseProduct(Eigen::Vector3d(unit(rng), unit(rng), unit(rng))));
+  for (int i = 0; i < count; ++i) points.push_back(half.cwiseProduct(testing::Draw<3>(unit, rng)));
   return points;
 }
 

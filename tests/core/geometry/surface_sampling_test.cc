@@ -126,7 +126,7 @@ TEST(SurfaceSamplingTest, FarthestPointSampleEqualsTheBruteForceScan) {
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<std::vector<Eigen::Vector3d>> clouds;
   std::vector<Eigen::Vector3d> random, dup;
-  for (int i = 0; i < 3000; ++i) random.emplace_back(u(gen), u(gen), 0.01 * u(gen));
+  for (int i = 0; i < 3000; ++i) random.push_back(testing::Draw<3>(u, gen).cwiseProduct(Eigen::Vector3d(1, 1, 0.01)));
   clouds.push_back(random);
   clouds.push_back(RandomSurfacePoints(*Shape::Box({0.05, 0.02, 0.01}), 4000, 3));
   for (int i = 0; i < 500; ++i) dup.push_back(Eigen::Vector3d(i % 7, (i / 7) % 3, 0) * 0.01);  // 21 points, repeated

@@ -27,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/scene_fixtures.h"
+#include "tests/support/test_support.h"
 
 namespace taxel::sensors {
 namespace {
@@ -47,11 +48,11 @@ struct ShapeCase {
 double U(std::mt19937& rng, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
 Eigen::Vector3d UnitVector(std::mt19937& rng) {
   std::normal_distribution<double> g;
-  return Eigen::Vector3d(g(rng), g(rng), g(rng)).normalized();
+  return testing::Draw<3>(g, rng).normalized();
 }
 Eigen::Matrix3d RandomRotation(std::mt19937& rng) {
   std::normal_distribution<double> g;
-  return Eigen::Quaterniond(g(rng), g(rng), g(rng), g(rng)).normalized().toRotationMatrix();
+  return testing::DrawRotation(g, rng);
 }
 
 std::vector<ShapeCase> Cases() {
