@@ -431,7 +431,128 @@ SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& 
   return Finish(best, inside ? -best.distance : best.distance);
 }
 
+/// The lock-step fast path of ImplicitSignedDistanceBatch for SE (kCylinder false) or SEC: the
+/// steps of SignedDistanceWith up to and including the first start's FastNewton from the gradient
+/// projection, stage by stage over the lanes, with the same operations in the same order per lane
+/// (hence the same bits). Sets done[i] and results[i] for the lanes it answers; the others are left
+/// to the single-centre solve.
+template <bool kCylinder>
+void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count, const double* max_distance,
+                      SignedDistanceResult* results, bool* done) {
+  const PsiFunction<kCylinder> f(shape, shape.outer_radius());
+  using Hessian = typename PsiFunction<kCylinder>::Hessian;
+  const double length = shape.outer_radius(), inv_length = 1 / length;
+  Eigen::Vector3d q[kImplicitBatch], y[kImplicitBatch], g[kImplicitBatch];
+  Hessian h[kImplicitBatch];
+  Eigen::Vector4d r[kImplicitBatch];
+  double mu[kImplicitBatch], merit[kImplicitBatch], last[kImplicitBatch];
+  bool inside[kImplicitBatch], active[kImplicitBatch], solved[kImplicitBatch];
+  // SignedDistanceWith's culls and the gradient projection; a lane that is not near the surface
+  // (or not a plain finite start) goes to the single-centre solve.
+  for (int i = 0; i < count; ++i) {
+    active[i] = solved[i] = false;
+    const double q_norm = p_SQ[i].norm();
+    if (q_norm - length > max_distance[i]) {
+      results[i] = {};
+      done[i] = true;
+      continue;
+    }
+    q[i] = p_SQ[i] * inv_length;
+    Eigen::Vector3d grad_q;
+    const double phi_q = f.QueryPhi(q[i], &grad_q);
+    inside[i] = phi_q <= 0;
+    const double g2 = grad_q.squaredNorm();
+    if (!inside[i] && g2 > 0 && length * phi_q > max_distance[i] * std::sqrt(g2)) {  // convex: SE, SEC
+      results[i] = {};
+      done[i] = true;
+      continue;
+    }
+    const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
+    if (!near) continue;
+    y[i] = q[i] - (phi_q / g2) * grad_q;
+    active[i] = y[i].allFinite();
+  }
+  // FastNewton's start.
+  for (int i = 0; i < count; ++i) {
+    if (!active[i]) continue;
+    r[i][3] = f.Evaluate(y[i], &g[i], &h[i]);
+    const double g2 = g[i].squaredNorm();
+    if (!(g2 > 0) || !std::isfinite(g2)) {
+      active[i] = false;
+      continue;
+    }
+    mu[i] = (q[i] - y[i]).dot(g[i]) / g2;
+    r[i].head<3>() = y[i] - q[i] + mu[i] * g[i];
+    merit[i] = r[i].squaredNorm();
+    last[i] = 0;
+  }
+  // FastNewton's iterations, each lane leaving when it converges, takes its final step or fails.
+  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      if (Converged(r[i], kTolerance, f.value_scale())) {
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      Eigen::Vector4d step;
+      if (!NewtonStep<PsiFunction<kCylinder>>(h[i], g[i], mu[i], r[i], &step)) {
+        active[i] = false;
+        continue;
+      }
+      if (FinalStep(step, last[i])) {
+        g[i] += PsiFunction<kCylinder>::Times(h[i], step.head<3>());
+        y[i] += step.head<3>();
+        mu[i] += step[3];
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      y[i] += step.head<3>();
+      mu[i] += step[3];
+      last[i] = step.head<3>().lpNorm<Eigen::Infinity>();  // used only if the residual halves below
+    }
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      r[i][3] = f.Evaluate(y[i], &g[i], &h[i]);
+      r[i].head<3>() = y[i] - q[i] + mu[i] * g[i];
+      const double merit_before = merit[i];
+      merit[i] = r[i].squaredNorm();
+      if (!(merit[i] <= 0.25 * merit_before)) active[i] = false;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (active[i]) solved[i] = Converged(r[i], kTolerance, f.value_scale());
+  }
+  // try_start's verdict on the first start, and SignedDistanceWith's answer when it settles it:
+  // outside, an admissible solution (μ > 0) is the answer; inside, one within the rolling radius.
+  for (int i = 0; i < count; ++i) {
+    if (done[i] || !solved[i]) continue;
+    const Eigen::Vector3d foot = length * y[i];
+    const double distance = (foot - p_SQ[i]).norm();
+    const bool settled = inside[i] ? distance < shape.rolling_radius() : mu[i] > 0;
+    if (!settled) continue;
+    Candidate best;
+    best.foot = foot, best.grad = g[i], best.distance = distance, best.converged = true;
+    results[i] = Finish(best, inside[i] ? -distance : distance);
+    done[i] = true;
+  }
+}
+
 }  // namespace
+
+void ImplicitSignedDistanceBatch(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
+                                 const double* max_distance, const Eigen::Vector3d* const* warm_starts,
+                                 SignedDistanceResult* results) {
+  bool done[kImplicitBatch] = {};
+  if (shape.kind() == ImplicitKind::kSuperellipsoid) {
+    FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
+  } else if (shape.kind() == ImplicitKind::kSuperellipticCylinder) {
+    FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (done[i]) continue;
+    results[i] = ImplicitSignedDistance(shape, p_SQ[i], max_distance[i], warm_starts != nullptr ? warm_starts[i] : nullptr);
+  }
+}
 
 SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
                                             double max_distance, const Eigen::Vector3d* warm_start,
