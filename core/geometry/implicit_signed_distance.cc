@@ -266,46 +266,82 @@ bool SolveFrom(const Function& f, const Eigen::Vector3d& q, bool give_up_when_sl
   return Converged(r, kStallTolerance, f.value_scale());
 }
 
-/// Plain Newton from the scaled start *y, for starts expected within its quadratic range (the
-/// gradient projection of a point near the surface): no line search, no damping, at most
-/// kFastIterations steps, each of which must at least halve the residual. Sets *y, *mu and *grad
-/// as SolveFrom does and returns true when converged; false as soon as it stops converging
-/// quadratically (then the damped SolveFrom takes over from the same start).
+/// Plain Newton from the scaled starts y[i] of the scaled queries q[i], i < count ≤ N, for starts
+/// expected within its quadratic range (the gradient projection of a point near the surface): no
+/// line search, no damping, at most kFastIterations steps, each of which must at least halve the
+/// residual. Lanes with active[i] false are skipped. On return solved[i] says whether lane i
+/// converged, with y[i], mu[i] and grad[i] set as SolveFrom sets them; a lane that stops
+/// converging quadratically is not solved (the damped SolveFrom then takes over from its start).
+/// The lanes run stage by stage, so that their dependent chains (divisions, square roots) overlap;
+/// each lane's operations are those of a single start, in the same order. Counts into *stats when
+/// non-null.
+template <class Function, int N>
+void FastNewtonLanes(const Function& f, const Eigen::Vector3d* q, int count, bool* active, Eigen::Vector3d* y,
+                     double* mu, Eigen::Vector3d* grad, bool* solved, ImplicitProbeStats* stats) {
+  typename Function::Hessian h[N];
+  Eigen::Vector4d r[N];
+  double merit[N], last[N];
+  for (int i = 0; i < count; ++i) {
+    solved[i] = false;
+    if (!active[i]) continue;
+    r[i][3] = f.Evaluate(y[i], &grad[i], &h[i]);
+    if (stats != nullptr) ++stats->evaluations;
+    const double g2 = grad[i].squaredNorm();
+    if (!(g2 > 0) || !std::isfinite(g2)) {
+      active[i] = false;
+      continue;
+    }
+    mu[i] = (q[i] - y[i]).dot(grad[i]) / g2;
+    r[i].template head<3>() = y[i] - q[i] + mu[i] * grad[i];
+    merit[i] = r[i].squaredNorm();
+    last[i] = 0;
+  }
+  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      if (Converged(r[i], kTolerance, f.value_scale())) {
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      if (stats != nullptr) ++stats->iterations;
+      Eigen::Vector4d step;
+      if (!NewtonStep<Function>(h[i], grad[i], mu[i], r[i], &step)) {
+        active[i] = false;
+        continue;
+      }
+      if (FinalStep(step, last[i])) {
+        grad[i] += Function::Times(h[i], step.head<3>());
+        y[i] += step.head<3>();
+        mu[i] += step[3];
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      y[i] += step.head<3>();
+      mu[i] += step[3];
+      last[i] = step.head<3>().lpNorm<Eigen::Infinity>();  // read only if the residual halves below
+    }
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      r[i][3] = f.Evaluate(y[i], &grad[i], &h[i]);
+      if (stats != nullptr) ++stats->evaluations;
+      r[i].template head<3>() = y[i] - q[i] + mu[i] * grad[i];
+      const double merit_before = merit[i];
+      merit[i] = r[i].squaredNorm();
+      if (!(merit[i] <= 0.25 * merit_before)) active[i] = false;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (active[i]) solved[i] = Converged(r[i], kTolerance, f.value_scale());
+  }
+}
+
+/// FastNewtonLanes for one start *y: true when converged.
 template <class Function>
 bool FastNewton(const Function& f, const Eigen::Vector3d& q, Eigen::Vector3d* y, double* mu, Eigen::Vector3d* grad,
                 ImplicitProbeStats* stats) {
-  Eigen::Vector3d& g = *grad;
-  typename Function::Hessian h;
-  Eigen::Vector4d r;
-  r[3] = f.Evaluate(*y, &g, &h);
-  ++stats->evaluations;
-  const double g2 = g.squaredNorm();
-  if (!(g2 > 0) || !std::isfinite(g2)) return false;
-  *mu = (q - *y).dot(g) / g2;
-  r.head<3>() = *y - q + *mu * g;
-  double merit = r.squaredNorm(), last = 0;
-  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
-    if (Converged(r, kTolerance, f.value_scale())) return true;
-    ++stats->iterations;
-    Eigen::Vector4d step;
-    if (!NewtonStep<Function>(h, g, *mu, r, &step)) return false;
-    if (FinalStep(step, last)) {
-      g += Function::Times(h, step.head<3>());
-      *y += step.head<3>();
-      *mu += step[3];
-      return true;
-    }
-    *y += step.head<3>();
-    *mu += step[3];
-    r[3] = f.Evaluate(*y, &g, &h);
-    ++stats->evaluations;
-    r.head<3>() = *y - q + *mu * g;
-    const double merit_before = merit;
-    merit = r.squaredNorm();
-    if (!(merit <= 0.25 * merit_before)) return false;
-    last = step.head<3>().lpNorm<Eigen::Infinity>();
-  }
-  return Converged(r, kTolerance, f.value_scale());
+  bool active = true, solved = false;
+  FastNewtonLanes<Function, 1>(f, &q, 1, &active, y, mu, grad, &solved, stats);
+  return solved;
 }
 
 /// The best solve so far.
@@ -440,17 +476,13 @@ template <bool kCylinder>
 void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count, const double* max_distance,
                       SignedDistanceResult* results, bool* done) {
   const PsiFunction<kCylinder> f(shape, shape.outer_radius());
-  using Hessian = typename PsiFunction<kCylinder>::Hessian;
   const double length = shape.outer_radius(), inv_length = 1 / length;
   Eigen::Vector3d q[kImplicitBatch], y[kImplicitBatch], g[kImplicitBatch];
-  Hessian h[kImplicitBatch];
-  Eigen::Vector4d r[kImplicitBatch];
-  double mu[kImplicitBatch], merit[kImplicitBatch], last[kImplicitBatch];
-  bool inside[kImplicitBatch], active[kImplicitBatch], solved[kImplicitBatch];
+  bool inside[kImplicitBatch], active[kImplicitBatch];
   // SignedDistanceWith's culls and the gradient projection; a lane that is not near the surface
   // (or not a plain finite start) goes to the single-centre solve.
   for (int i = 0; i < count; ++i) {
-    active[i] = solved[i] = false;
+    active[i] = false;
     const double q_norm = p_SQ[i].norm();
     if (q_norm - length > max_distance[i]) {
       results[i] = {};
@@ -472,56 +504,9 @@ void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, i
     y[i] = q[i] - (phi_q / g2) * grad_q;
     active[i] = y[i].allFinite();
   }
-  // FastNewton's start.
-  for (int i = 0; i < count; ++i) {
-    if (!active[i]) continue;
-    r[i][3] = f.Evaluate(y[i], &g[i], &h[i]);
-    const double g2 = g[i].squaredNorm();
-    if (!(g2 > 0) || !std::isfinite(g2)) {
-      active[i] = false;
-      continue;
-    }
-    mu[i] = (q[i] - y[i]).dot(g[i]) / g2;
-    r[i].head<3>() = y[i] - q[i] + mu[i] * g[i];
-    merit[i] = r[i].squaredNorm();
-    last[i] = 0;
-  }
-  // FastNewton's iterations, each lane leaving when it converges, takes its final step or fails.
-  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
-    for (int i = 0; i < count; ++i) {
-      if (!active[i]) continue;
-      if (Converged(r[i], kTolerance, f.value_scale())) {
-        active[i] = false, solved[i] = true;
-        continue;
-      }
-      Eigen::Vector4d step;
-      if (!NewtonStep<PsiFunction<kCylinder>>(h[i], g[i], mu[i], r[i], &step)) {
-        active[i] = false;
-        continue;
-      }
-      if (FinalStep(step, last[i])) {
-        g[i] += PsiFunction<kCylinder>::Times(h[i], step.head<3>());
-        y[i] += step.head<3>();
-        mu[i] += step[3];
-        active[i] = false, solved[i] = true;
-        continue;
-      }
-      y[i] += step.head<3>();
-      mu[i] += step[3];
-      last[i] = step.head<3>().lpNorm<Eigen::Infinity>();  // used only if the residual halves below
-    }
-    for (int i = 0; i < count; ++i) {
-      if (!active[i]) continue;
-      r[i][3] = f.Evaluate(y[i], &g[i], &h[i]);
-      r[i].head<3>() = y[i] - q[i] + mu[i] * g[i];
-      const double merit_before = merit[i];
-      merit[i] = r[i].squaredNorm();
-      if (!(merit[i] <= 0.25 * merit_before)) active[i] = false;
-    }
-  }
-  for (int i = 0; i < count; ++i) {
-    if (active[i]) solved[i] = Converged(r[i], kTolerance, f.value_scale());
-  }
+  double mu[kImplicitBatch];
+  bool solved[kImplicitBatch];
+  FastNewtonLanes<PsiFunction<kCylinder>, kImplicitBatch>(f, q, count, active, y, mu, g, solved, nullptr);
   // try_start's verdict on the first start, and SignedDistanceWith's answer when it settles it:
   // outside, an admissible solution (μ > 0) is the answer; inside, one within the rolling radius.
   for (int i = 0; i < count; ++i) {
