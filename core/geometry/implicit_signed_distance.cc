@@ -266,46 +266,82 @@ bool SolveFrom(const Function& f, const Eigen::Vector3d& q, bool give_up_when_sl
   return Converged(r, kStallTolerance, f.value_scale());
 }
 
-/// Plain Newton from the scaled start *y, for starts expected within its quadratic range (the
-/// gradient projection of a point near the surface): no line search, no damping, at most
-/// kFastIterations steps, each of which must at least halve the residual. Sets *y, *mu and *grad
-/// as SolveFrom does and returns true when converged; false as soon as it stops converging
-/// quadratically (then the damped SolveFrom takes over from the same start).
+/// Plain Newton from the scaled starts y[i] of the scaled queries q[i], i < count ≤ N, for starts
+/// expected within its quadratic range (the gradient projection of a point near the surface): no
+/// line search, no damping, at most kFastIterations steps, each of which must at least halve the
+/// residual. Lanes with active[i] false are skipped. On return solved[i] says whether lane i
+/// converged, with y[i], mu[i] and grad[i] set as SolveFrom sets them; a lane that stops
+/// converging quadratically is not solved (the damped SolveFrom then takes over from its start).
+/// The lanes run stage by stage, so that their dependent chains (divisions, square roots) overlap;
+/// each lane's operations are those of a single start, in the same order. Counts into *stats when
+/// non-null.
+template <class Function, int N>
+void FastNewtonLanes(const Function& f, const Eigen::Vector3d* q, int count, bool* active, Eigen::Vector3d* y,
+                     double* mu, Eigen::Vector3d* grad, bool* solved, ImplicitProbeStats* stats) {
+  typename Function::Hessian h[N];
+  Eigen::Vector4d r[N];
+  double merit[N], last[N];
+  for (int i = 0; i < count; ++i) {
+    solved[i] = false;
+    if (!active[i]) continue;
+    r[i][3] = f.Evaluate(y[i], &grad[i], &h[i]);
+    if (stats != nullptr) ++stats->evaluations;
+    const double g2 = grad[i].squaredNorm();
+    if (!(g2 > 0) || !std::isfinite(g2)) {
+      active[i] = false;
+      continue;
+    }
+    mu[i] = (q[i] - y[i]).dot(grad[i]) / g2;
+    r[i].template head<3>() = y[i] - q[i] + mu[i] * grad[i];
+    merit[i] = r[i].squaredNorm();
+    last[i] = 0;
+  }
+  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      if (Converged(r[i], kTolerance, f.value_scale())) {
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      if (stats != nullptr) ++stats->iterations;
+      Eigen::Vector4d step;
+      if (!NewtonStep<Function>(h[i], grad[i], mu[i], r[i], &step)) {
+        active[i] = false;
+        continue;
+      }
+      if (FinalStep(step, last[i])) {
+        grad[i] += Function::Times(h[i], step.head<3>());
+        y[i] += step.head<3>();
+        mu[i] += step[3];
+        active[i] = false, solved[i] = true;
+        continue;
+      }
+      y[i] += step.head<3>();
+      mu[i] += step[3];
+      last[i] = step.head<3>().lpNorm<Eigen::Infinity>();  // read only if the residual halves below
+    }
+    for (int i = 0; i < count; ++i) {
+      if (!active[i]) continue;
+      r[i][3] = f.Evaluate(y[i], &grad[i], &h[i]);
+      if (stats != nullptr) ++stats->evaluations;
+      r[i].template head<3>() = y[i] - q[i] + mu[i] * grad[i];
+      const double merit_before = merit[i];
+      merit[i] = r[i].squaredNorm();
+      if (!(merit[i] <= 0.25 * merit_before)) active[i] = false;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (active[i]) solved[i] = Converged(r[i], kTolerance, f.value_scale());
+  }
+}
+
+/// FastNewtonLanes for one start *y: true when converged.
 template <class Function>
 bool FastNewton(const Function& f, const Eigen::Vector3d& q, Eigen::Vector3d* y, double* mu, Eigen::Vector3d* grad,
                 ImplicitProbeStats* stats) {
-  Eigen::Vector3d& g = *grad;
-  typename Function::Hessian h;
-  Eigen::Vector4d r;
-  r[3] = f.Evaluate(*y, &g, &h);
-  ++stats->evaluations;
-  const double g2 = g.squaredNorm();
-  if (!(g2 > 0) || !std::isfinite(g2)) return false;
-  *mu = (q - *y).dot(g) / g2;
-  r.head<3>() = *y - q + *mu * g;
-  double merit = r.squaredNorm(), last = 0;
-  for (int iteration = 0; iteration < kFastIterations; ++iteration) {
-    if (Converged(r, kTolerance, f.value_scale())) return true;
-    ++stats->iterations;
-    Eigen::Vector4d step;
-    if (!NewtonStep<Function>(h, g, *mu, r, &step)) return false;
-    if (FinalStep(step, last)) {
-      g += Function::Times(h, step.head<3>());
-      *y += step.head<3>();
-      *mu += step[3];
-      return true;
-    }
-    *y += step.head<3>();
-    *mu += step[3];
-    r[3] = f.Evaluate(*y, &g, &h);
-    ++stats->evaluations;
-    r.head<3>() = *y - q + *mu * g;
-    const double merit_before = merit;
-    merit = r.squaredNorm();
-    if (!(merit <= 0.25 * merit_before)) return false;
-    last = step.head<3>().lpNorm<Eigen::Infinity>();
-  }
-  return Converged(r, kTolerance, f.value_scale());
+  bool active = true, solved = false;
+  FastNewtonLanes<Function, 1>(f, &q, 1, &active, y, mu, grad, &solved, stats);
+  return solved;
 }
 
 /// The best solve so far.
@@ -431,7 +467,77 @@ SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& 
   return Finish(best, inside ? -best.distance : best.distance);
 }
 
+/// The lock-step fast path of ImplicitSignedDistanceBatch for SE (kCylinder false) or SEC: the
+/// steps of SignedDistanceWith up to and including the first start's FastNewton from the gradient
+/// projection, stage by stage over the lanes, with the same operations in the same order per lane
+/// (hence the same bits). Sets done[i] and results[i] for the lanes it answers; the others are left
+/// to the single-centre solve.
+template <bool kCylinder>
+void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count, const double* max_distance,
+                      SignedDistanceResult* results, bool* done) {
+  const PsiFunction<kCylinder> f(shape, shape.outer_radius());
+  const double length = shape.outer_radius(), inv_length = 1 / length;
+  Eigen::Vector3d q[kImplicitBatch], y[kImplicitBatch], g[kImplicitBatch];
+  bool inside[kImplicitBatch], active[kImplicitBatch];
+  // SignedDistanceWith's culls and the gradient projection; a lane that is not near the surface
+  // (or not a plain finite start) goes to the single-centre solve.
+  for (int i = 0; i < count; ++i) {
+    active[i] = false;
+    const double q_norm = p_SQ[i].norm();
+    if (q_norm - length > max_distance[i]) {
+      results[i] = {};
+      done[i] = true;
+      continue;
+    }
+    q[i] = p_SQ[i] * inv_length;
+    Eigen::Vector3d grad_q;
+    const double phi_q = f.QueryPhi(q[i], &grad_q);
+    inside[i] = phi_q <= 0;
+    const double g2 = grad_q.squaredNorm();
+    if (!inside[i] && g2 > 0 && length * phi_q > max_distance[i] * std::sqrt(g2)) {  // convex: SE, SEC
+      results[i] = {};
+      done[i] = true;
+      continue;
+    }
+    const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
+    if (!near) continue;
+    y[i] = q[i] - (phi_q / g2) * grad_q;
+    active[i] = y[i].allFinite();
+  }
+  double mu[kImplicitBatch];
+  bool solved[kImplicitBatch];
+  FastNewtonLanes<PsiFunction<kCylinder>, kImplicitBatch>(f, q, count, active, y, mu, g, solved, nullptr);
+  // try_start's verdict on the first start, and SignedDistanceWith's answer when it settles it:
+  // outside, an admissible solution (μ > 0) is the answer; inside, one within the rolling radius.
+  for (int i = 0; i < count; ++i) {
+    if (done[i] || !solved[i]) continue;
+    const Eigen::Vector3d foot = length * y[i];
+    const double distance = (foot - p_SQ[i]).norm();
+    const bool settled = inside[i] ? distance < shape.rolling_radius() : mu[i] > 0;
+    if (!settled) continue;
+    Candidate best;
+    best.foot = foot, best.grad = g[i], best.distance = distance, best.converged = true;
+    results[i] = Finish(best, inside[i] ? -distance : distance);
+    done[i] = true;
+  }
+}
+
 }  // namespace
+
+void ImplicitSignedDistanceBatch(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
+                                 const double* max_distance, const Eigen::Vector3d* const* warm_starts,
+                                 SignedDistanceResult* results) {
+  bool done[kImplicitBatch] = {};
+  if (shape.kind() == ImplicitKind::kSuperellipsoid) {
+    FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
+  } else if (shape.kind() == ImplicitKind::kSuperellipticCylinder) {
+    FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (done[i]) continue;
+    results[i] = ImplicitSignedDistance(shape, p_SQ[i], max_distance[i], warm_starts != nullptr ? warm_starts[i] : nullptr);
+  }
+}
 
 SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
                                             double max_distance, const Eigen::Vector3d* warm_start,

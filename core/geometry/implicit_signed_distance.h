@@ -80,6 +80,20 @@ SignedDistanceResult ImplicitSignedDistance(const ImplicitShape& shape, const Ei
                                             const Eigen::Vector3d* warm_start = nullptr,
                                             ImplicitProbeStats* stats = nullptr);
 
+/// Most probe centres ImplicitSignedDistanceBatch takes per call.
+inline constexpr int kImplicitBatch = 4;
+
+/// ImplicitSignedDistance for `count` ≤ kImplicitBatch probe centres at once, each with its own
+/// max_distance and warm start (warm_starts, or any entry of it, may be null): results[i] equals
+/// ImplicitSignedDistance(shape, p_SQ[i], max_distance[i], warm_starts[i]) bit for bit. For
+/// superellipsoids, the common case of a centre near the surface (the culls, the gradient
+/// projection and plain Newton from it) runs for all centres in lock-step, so that their
+/// dependent chains of divisions and square roots overlap; a centre that needs more (another
+/// start, the damped solve) then takes the single-centre solve. Other kinds loop.
+void ImplicitSignedDistanceBatch(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
+                                 const double* max_distance, const Eigen::Vector3d* const* warm_starts,
+                                 SignedDistanceResult* results);
+
 }  // namespace taxel::geometry
 
 #endif  // TAXEL_CORE_GEOMETRY_IMPLICIT_SIGNED_DISTANCE_H_

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <new>
 
+#include "core/geometry/implicit_signed_distance.h"
 #include "core/geometry/signed_distance_hessian.h"
 #include "core/sensors/probe_gradients.h"
 
@@ -56,34 +57,62 @@ ProbeContact DeepestContact(const Eigen::Vector3d& o_W, double reach, absl::Span
 
 namespace {
 
-// DeepestContact for a probe centre p_L in the sensor link frame L, with X_SL[c] = X_SW · X_WL of
+// DeepestContact for probe centres p_L in the sensor link frame L, with X_SL[c] = X_SW · X_WL of
 // each candidate: the centre reaches a shape's frame in one transform, and the bounds test runs
 // there, against the shape's own bounds (which the probe sphere must reach to touch the shape).
 // The same contact as DeepestContact(X_WL · p_L, ...) but for the rounding of o_S; the kernel's
 // probe loop uses it so that a probe that touches nothing never goes to world.
-inline ProbeContact DeepestContactFromLink(const Eigen::Vector3d& p_L, double reach,
-                                           absl::Span<const ProbeCandidate> candidates, const RigidTransform* X_SL,
-                                           const ProbeWarmStart* warm) {
-  ProbeContact best;
-  const double r2 = reach * reach;
+// Up to kImplicitBatch probes at once (p_L, reach and warm per probe; reach 0: a filler, no
+// contact): per candidate, the probes an implicit superellipsoid or superelliptic cylinder may
+// touch are solved together (ImplicitSignedDistanceBatch: their solves overlap; the same bits as
+// one at a time), the others one by one as before. Candidates are taken in order for every probe,
+// so ties resolve as in DeepestContact.
+void DeepestContactsFromLink(const Eigen::Vector3d* p_L, const double* reach, ProbeWarmStart* const* warm, int count,
+                             absl::Span<const ProbeCandidate> candidates, const RigidTransform* X_SL,
+                             ProbeContact* best) {
+  for (int i = 0; i < count; ++i) best[i] = ProbeContact{};
   for (size_t c = 0; c < candidates.size(); ++c) {
     const ProbeCandidate& cand = candidates[c];
-    const Eigen::Vector3d o_S = X_SL[c] * p_L;
-    if (cand.shape->local_bounds().SquaredDistance(o_S) > r2) continue;
-    const bool warm_here = warm != nullptr && warm->link == cand.link.value();
-    const Eigen::Vector3d warm_S =
-        warm_here ? Eigen::Vector3d(warm->foot_S[0], warm->foot_S[1], warm->foot_S[2]) : Eigen::Vector3d::Zero();
-    const geometry::SignedDistanceResult sd = cand.SignedDistance(o_S, reach, warm_here ? &warm_S : nullptr);
-    if (!(sd.distance < reach) || !(sd.distance < best.sd)) continue;  // (+inf: not found)
-    best.sd = sd.distance;
-    best.candidate = static_cast<int>(c);
-    best.result_S = sd;
-    best.o_S = o_S;
+    const bool batched = cand.grid == nullptr && cand.shape->kind() == geometry::ShapeKind::kImplicit &&
+                         (cand.shape->implicit()->kind() == geometry::ImplicitKind::kSuperellipsoid ||
+                          cand.shape->implicit()->kind() == geometry::ImplicitKind::kSuperellipticCylinder);
+    Eigen::Vector3d o_S[geometry::kImplicitBatch], warm_S[geometry::kImplicitBatch];
+    const Eigen::Vector3d* warm_ptr[geometry::kImplicitBatch];
+    double max_distance[geometry::kImplicitBatch];
+    int lane_of[geometry::kImplicitBatch];
+    int lanes = 0;
+    geometry::SignedDistanceResult sd[geometry::kImplicitBatch];
+    for (int i = 0; i < count; ++i) {
+      if (!(reach[i] > 0)) continue;
+      const Eigen::Vector3d o = X_SL[c] * p_L[i];
+      if (cand.shape->local_bounds().SquaredDistance(o) > reach[i] * reach[i]) continue;
+      const bool warm_here = warm[i] != nullptr && warm[i]->link == cand.link.value();
+      const int l = lanes++;
+      o_S[l] = o;
+      warm_S[l] = warm_here ? Eigen::Vector3d(warm[i]->foot_S[0], warm[i]->foot_S[1], warm[i]->foot_S[2])
+                            : Eigen::Vector3d::Zero();
+      warm_ptr[l] = warm_here ? &warm_S[l] : nullptr;
+      max_distance[l] = reach[i];
+      lane_of[l] = i;
+      if (!batched) sd[l] = cand.SignedDistance(o_S[l], reach[i], warm_ptr[l]);
+    }
+    if (batched && lanes > 0) {
+      geometry::ImplicitSignedDistanceBatch(*cand.shape->implicit(), o_S, lanes, max_distance, warm_ptr, sd);
+    }
+    for (int l = 0; l < lanes; ++l) {
+      ProbeContact& b = best[lane_of[l]];
+      if (!(sd[l].distance < max_distance[l]) || !(sd[l].distance < b.sd)) continue;  // (+inf: not found)
+      b.sd = sd[l].distance;
+      b.candidate = static_cast<int>(c);
+      b.result_S = sd[l];
+      b.o_S = o_S[l];
+    }
   }
-  // The winner's normal in world (the losers' are never needed).
-  if (best.candidate >= 0) best.normal_W = candidates[best.candidate].R_WS * best.result_S.normal;
-  best.depth = best.DepthFor(reach);
-  return best;
+  for (int i = 0; i < count; ++i) {
+    // The winner's normal in world (the losers' are never needed).
+    if (best[i].candidate >= 0) best[i].normal_W = candidates[best[i].candidate].R_WS * best[i].result_S.normal;
+    best[i].depth = best[i].DepthFor(reach[i]);
+  }
 }
 
 // Force and torque of a KinematicTaxel probe (link frame) for a contact of each of the
@@ -173,16 +202,32 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   // DeepestContactFromLink). (Workspace memory: uninitialised, hence placement new.)
   RigidTransform* X_SL = ws.Take<RigidTransform>(candidates.size());
   for (size_t c = 0; c < candidates.size(); ++c) new (&X_SL[c]) RigidTransform(candidates[c].X_SW * link.X_WL);
+  // Probes in blocks of kImplicitBatch: their contacts first (DeepestContactsFromLink), then each
+  // probe's reading.
+  constexpr int kBlock = geometry::kImplicitBatch;
+  Eigen::Vector3d p_L[kBlock];
+  double reach[kBlock];
+  ProbeWarmStart* warms[kBlock];
+  ProbeContact contacts[kBlock];
   for (int k = begin; k < end; ++k) {
+    const int lane = (k - begin) % kBlock;
+    if (lane == 0) {
+      const int n = std::min(kBlock, end - k);
+      for (int i = 0; i < n; ++i) {
+        const double r = layout.radius(k + i);
+        const double r_m = measured_radius != nullptr ? measured_radius[k + i - begin] : r;
+        p_L[i] = layout.position(k + i);
+        reach[i] = r > 0 ? std::max(r, r_m) : 0.0;  // fillers (radius 0): no contact, read 0
+        warms[i] = warm_starts != nullptr && r > 0 ? &warm_starts[k + i] : nullptr;
+      }
+      DeepestContactsFromLink(p_L, reach, warms, n, candidates, X_SL, contacts);
+    }
     const size_t slot = base + k;
     const double radius = layout.radius(k);
     const double radius_m = measured_radius != nullptr ? measured_radius[k - begin] : radius;
     const double gain = pipe != nullptr ? pipe->gain(env, k) : 1.0;
-    // Fillers (radius 0) read 0. (Initialised in place, not assigned: the contact is large.)
-    ProbeWarmStart* warm = warm_starts != nullptr && radius > 0 ? &warm_starts[k] : nullptr;
-    const ProbeContact contact =
-        radius > 0 ? DeepestContactFromLink(layout.position(k), std::max(radius, radius_m), candidates, X_SL, warm)
-                   : ProbeContact{};
+    ProbeWarmStart* warm = warms[lane];
+    const ProbeContact& contact = contacts[lane];
     // The centre in world, for the force law and the gradients of a probe in contact.
     const Eigen::Vector3d o_W =
         contact.candidate >= 0 ? link.X_WL * layout.position(k) : Eigen::Vector3d::Zero().eval();
