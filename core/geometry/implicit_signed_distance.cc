@@ -177,6 +177,20 @@ bool FinalStep(const Eigen::Vector4d& step, double last) {
   return dy * dy * dy <= (kFinalStepFactor * kTolerance) * (last * last);  // κ|dy|² without a division
 }
 
+/// The residual r = (y' − q' + μ∇'f, f) of the closest-point equations at the start y, with ∇'f
+/// into *g, ∇'²f into *h and μ by least squares; false when ∇'f vanishes or is not finite. The
+/// first stage of SolveFrom and FastNewtonLanes.
+template <class Function>
+bool StartResidual(const Function& f, const Eigen::Vector3d& q, const Eigen::Vector3d& y, Eigen::Vector3d* g,
+                   typename Function::Hessian* h, double* mu, Eigen::Vector4d* r) {
+  (*r)[3] = f.Evaluate(y, g, h);
+  const double g2 = g->squaredNorm();
+  if (!(g2 > 0) || !std::isfinite(g2)) return false;
+  *mu = (q - y).dot(*g) / g2;
+  r->head<3>() = y - q + *mu * *g;
+  return true;
+}
+
 /// Damped Newton on the closest-point equations r = (y' − q' + μ'∇'f, f) of the scaled query q'
 /// and a function f with the shape's zero set (PhiFunction or PsiFunction), from the scaled start
 /// y (any point; μ from least squares). On success sets *y and *mu to the solution, and *grad to
@@ -189,14 +203,9 @@ bool SolveFrom(const Function& f, const Eigen::Vector3d& q, bool give_up_when_sl
   using Hessian = typename Function::Hessian;
   Eigen::Vector3d& g = *grad;
   Hessian h;
-  // μ from least squares at the start, then the residual from the same evaluation.
   Eigen::Vector4d r;
-  r[3] = f.Evaluate(*y, &g, &h);
   ++stats->evaluations;
-  const double g2 = g.squaredNorm();
-  if (!(g2 > 0) || !std::isfinite(g2)) return false;
-  *mu = (q - *y).dot(g) / g2;
-  r.head<3>() = *y - q + *mu * g;
+  if (!StartResidual(f, q, *y, &g, &h, mu, &r)) return false;
   double merit = r.squaredNorm();
   double lambda = 0;         // Levenberg–Marquardt damping; 0: plain Newton
   int slow = 0;              // consecutive iterations that did not halve the residual
@@ -284,15 +293,11 @@ void FastNewtonLanes(const Function& f, const Eigen::Vector3d* q, int count, boo
   for (int i = 0; i < count; ++i) {
     solved[i] = false;
     if (!active[i]) continue;
-    r[i][3] = f.Evaluate(y[i], &grad[i], &h[i]);
     if (stats != nullptr) ++stats->evaluations;
-    const double g2 = grad[i].squaredNorm();
-    if (!(g2 > 0) || !std::isfinite(g2)) {
+    if (!StartResidual(f, q[i], y[i], &grad[i], &h[i], &mu[i], &r[i])) {
       active[i] = false;
       continue;
     }
-    mu[i] = (q[i] - y[i]).dot(grad[i]) / g2;
-    r[i].template head<3>() = y[i] - q[i] + mu[i] * grad[i];
     merit[i] = r[i].squaredNorm();
     last[i] = 0;
   }
@@ -362,24 +367,61 @@ SignedDistanceResult Finish(const Candidate& best, double distance) {
   return result;
 }
 
+/// The first stage of a query at p_SQ: its culls and its gradient-projection start (shared by
+/// SignedDistanceWith and the lock-step batch, which must agree bit for bit).
+struct QueryStart {
+  bool culled = false;         // farther than max_distance: "not found" without a solve
+  double q_norm = 0;           // |p_SQ| (m)
+  Eigen::Vector3d q;           // p_SQ / L (scaled)
+  bool inside = false;         // φ(q) ≤ 0
+  bool near = false;           // the gradient projection is the first start
+  Eigen::Vector3d projected;   // q − φ∇'φ/|∇'φ|² when near, else q
+};
+
+template <class Function>
+QueryStart StartQuery(const Function& f, const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
+                      double max_distance) {
+  QueryStart qs;
+  const double length = shape.outer_radius();
+  qs.q_norm = p_SQ.norm();
+  // The shape lies in the ball of radius R_out: the distance is at least |q| − R_out.
+  if (qs.q_norm - length > max_distance) {
+    qs.culled = true;
+    return qs;
+  }
+  qs.q = p_SQ * (1 / length);
+  Eigen::Vector3d grad_q;  // ∇'φ(q) = L∇φ(q)
+  const double phi_q = f.QueryPhi(qs.q, &grad_q);
+  qs.inside = phi_q <= 0;
+  const double g2 = grad_q.squaredNorm();
+  // φ(q)/|∇φ(q)| = L·φ(q)/|∇'φ(q)|: the first-order signed distance. Where φ is a convex function,
+  // its tangent plane at q lies below it, so every surface point y (φ(y) = 0) has
+  // ∇φ(q)·(q − y) ≥ φ(q): outside, the distance is at least φ(q)/|∇φ(q)| — a cull without a solve.
+  if (!qs.inside && shape.convex_function() && g2 > 0 && length * phi_q > max_distance * std::sqrt(g2)) {
+    qs.culled = true;
+    return qs;
+  }
+  // Near the surface (|φ/∇φ| < kNearSurface·L; the tactile case), the gradient projection
+  // q − φ∇φ/|∇φ|² is within O(sd²·curvature) of the foot point, far closer than the radial one on a
+  // flat face, and closer than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4),
+  // moving 0.1 mm per step: 1.75 iterations from it, 2.0 from the warm start): it goes first there.
+  qs.near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
+  qs.projected = qs.near ? Eigen::Vector3d(qs.q - (phi_q / g2) * grad_q) : qs.q;
+  return qs;
+}
+
 /// ImplicitSignedDistance with the Newton solves on `f` (PhiFunction or PsiFunction).
 template <class Function>
 SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& shape, const Eigen::Vector3d& p_SQ,
                                         double max_distance, const Eigen::Vector3d* warm_start,
                                         ImplicitProbeStats& st) {
   const double length = shape.outer_radius(), inv_length = 1 / length;
-  const double q_norm = p_SQ.norm();
-  // The shape lies in the ball of radius R_out: the distance is at least |q| − R_out.
-  if (q_norm - length > max_distance) return {};
-  const Eigen::Vector3d q = p_SQ * inv_length;  // scaled
-  Eigen::Vector3d grad_q;                       // ∇'φ(q) = L∇φ(q)
-  const double phi_q = f.QueryPhi(q, &grad_q);
-  const bool inside = phi_q <= 0;
-  const double g2 = grad_q.squaredNorm();
-  // φ(q)/|∇φ(q)| = L·φ(q)/|∇'φ(q)|: the first-order signed distance. Where φ is a convex function,
-  // its tangent plane at q lies below it, so every surface point y (φ(y) = 0) has
-  // ∇φ(q)·(q − y) ≥ φ(q): outside, the distance is at least φ(q)/|∇φ(q)| — a cull without a solve.
-  if (!inside && shape.convex_function() && g2 > 0 && length * phi_q > max_distance * std::sqrt(g2)) return {};
+  const QueryStart qs = StartQuery(f, shape, p_SQ, max_distance);
+  if (qs.culled) return {};
+  const double q_norm = qs.q_norm;
+  const Eigen::Vector3d& q = qs.q;
+  const bool inside = qs.inside, near = qs.near;
+  const Eigen::Vector3d& projected = qs.projected;
 
   Candidate best;
   // Solves from the scaled `start` and keeps the result if it beats `best`. True when converged to
@@ -404,12 +446,6 @@ SignedDistanceResult SignedDistanceWith(const Function& f, const ImplicitShape& 
     return ok;
   };
   const bool radial_defined = q_norm > 1e-9 * length;
-  // Near the surface (|φ/∇φ| < kNearSurface·L; the tactile case), the gradient projection
-  // q − φ∇φ/|∇φ|² is within O(sd²·curvature) of the foot point, far closer than the radial one on a
-  // flat face, and closer than a warm start one step stale (grasp probes 0.5–1.5 mm deep in SE(4),
-  // moving 0.1 mm per step: 1.75 iterations from it, 2.0 from the warm start): it goes first there.
-  const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
-  const Eigen::Vector3d projected = near ? Eigen::Vector3d(q - (phi_q / g2) * grad_q) : q;
   // The sphere's radial projection is its exact foot point: no warm start needed.
   if (shape.kind() == ImplicitKind::kSphere && radial_defined) warm_start = nullptr;
   // The radial start q/γ(q) (γ is a 1-D solve for polytopes and cones: computed only when tried).
@@ -476,33 +512,21 @@ template <bool kCylinder>
 void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count, const double* max_distance,
                       SignedDistanceResult* results, bool* done) {
   const PsiFunction<kCylinder> f(shape, shape.outer_radius());
-  const double length = shape.outer_radius(), inv_length = 1 / length;
+  const double length = shape.outer_radius();
   Eigen::Vector3d q[kImplicitBatch], y[kImplicitBatch], g[kImplicitBatch];
   bool inside[kImplicitBatch], active[kImplicitBatch];
-  // SignedDistanceWith's culls and the gradient projection; a lane that is not near the surface
-  // (or not a plain finite start) goes to the single-centre solve.
+  // SignedDistanceWith's first stage; a lane that is not near the surface (or not a plain finite
+  // start) goes to the single-centre solve.
   for (int i = 0; i < count; ++i) {
+    const QueryStart qs = StartQuery(f, shape, p_SQ[i], max_distance[i]);
     active[i] = false;
-    const double q_norm = p_SQ[i].norm();
-    if (q_norm - length > max_distance[i]) {
+    if (qs.culled) {
       results[i] = {};
       done[i] = true;
       continue;
     }
-    q[i] = p_SQ[i] * inv_length;
-    Eigen::Vector3d grad_q;
-    const double phi_q = f.QueryPhi(q[i], &grad_q);
-    inside[i] = phi_q <= 0;
-    const double g2 = grad_q.squaredNorm();
-    if (!inside[i] && g2 > 0 && length * phi_q > max_distance[i] * std::sqrt(g2)) {  // convex: SE, SEC
-      results[i] = {};
-      done[i] = true;
-      continue;
-    }
-    const bool near = g2 > 0 && phi_q * phi_q < (kNearSurface * kNearSurface) * g2;
-    if (!near) continue;
-    y[i] = q[i] - (phi_q / g2) * grad_q;
-    active[i] = y[i].allFinite();
+    q[i] = qs.q, inside[i] = qs.inside, y[i] = qs.projected;
+    active[i] = qs.near && y[i].allFinite();
   }
   double mu[kImplicitBatch];
   bool solved[kImplicitBatch];
