@@ -63,9 +63,9 @@ namespace {
 // The same contact as DeepestContact(X_WL · p_L, ...) but for the rounding of o_S; the kernel's
 // probe loop uses it so that a probe that touches nothing never goes to world.
 // Up to kImplicitBatch probes at once (p_L, reach and warm per probe; reach 0: a filler, no
-// contact): per candidate, the probes an implicit superellipsoid or superelliptic cylinder may
-// touch are solved together (ImplicitSignedDistanceBatch: their solves overlap; the same bits as
-// one at a time), the others one by one as before. Candidates are taken in order for every probe,
+// contact): per candidate, the probes an implicit shape may touch are solved together
+// (ImplicitSignedDistanceBatch: for superellipsoids and superelliptic cylinders their solves
+// overlap; the same bits as one at a time), the others one by one as before. Candidates are taken in order for every probe,
 // so ties resolve as in DeepestContact.
 void DeepestContactsFromLink(const Eigen::Vector3d* p_L, const double* reach, ProbeWarmStart* const* warm, int count,
                              absl::Span<const ProbeCandidate> candidates, const RigidTransform* X_SL,
@@ -73,9 +73,9 @@ void DeepestContactsFromLink(const Eigen::Vector3d* p_L, const double* reach, Pr
   for (int i = 0; i < count; ++i) best[i] = ProbeContact{};
   for (size_t c = 0; c < candidates.size(); ++c) {
     const ProbeCandidate& cand = candidates[c];
-    const bool batched = cand.grid == nullptr && cand.shape->kind() == geometry::ShapeKind::kImplicit &&
-                         (cand.shape->implicit()->kind() == geometry::ImplicitKind::kSuperellipsoid ||
-                          cand.shape->implicit()->kind() == geometry::ImplicitKind::kSuperellipticCylinder);
+    // Implicit shapes go through the batch (which takes the kinds without a lock-step path one by
+    // one); grids and other shapes one by one here.
+    const bool batched = cand.grid == nullptr && cand.shape->kind() == geometry::ShapeKind::kImplicit;
     Eigen::Vector3d o_S[geometry::kImplicitBatch], warm_S[geometry::kImplicitBatch];
     const Eigen::Vector3d* warm_ptr[geometry::kImplicitBatch];
     double max_distance[geometry::kImplicitBatch];
@@ -199,7 +199,7 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
   const double* measured_radius = pipe != nullptr ? pipe->MeasuredRadii(env, begin, end, step, ws) : nullptr;
   ProbeWarmStart* warm_starts = sensor.warm_starts(env);
   // Each candidate's frame S relative to the sensor link L, once per range (see
-  // DeepestContactFromLink). (Workspace memory: uninitialised, hence placement new.)
+  // DeepestContactsFromLink). (Workspace memory: uninitialised, hence placement new.)
   RigidTransform* X_SL = ws.Take<RigidTransform>(candidates.size());
   for (size_t c = 0; c < candidates.size(); ++c) new (&X_SL[c]) RigidTransform(candidates[c].X_SW * link.X_WL);
   // Probes in blocks of kImplicitBatch: their contacts first (DeepestContactsFromLink), then each
