@@ -234,11 +234,17 @@ TEST(ImplicitSignedDistanceTest, InsidePointWhereEveryStartOnPsiStalls) {
 }
 
 TEST(ImplicitSignedDistanceTest, BatchEqualsOneAtATimeBitForBit) {
-  // Batches of 1–4 centres of every kind: points in the inflated box (inside, outside, far), and
-  // points within 2 mm of the surface (the tactile case, the lock-step path of SE and SEC), each
-  // with its own max_distance (unbounded, 2 mm, 0.1 mm: some culled) and, for some, a warm start.
-  // Every result must equal the single-centre solve's exactly.
-  for (const NamedShape& named : EveryKind()) {
+  // Batches of 1–4 centres of every kind (and superellipsoids of exponents 2, 3 and 5: 3 and 5 take
+  // std::pow for their root), by the portable lock-step and by the fastest one of this CPU (AVX2
+  // registers for superellipsoids): points in the inflated box (inside, outside, far), and points
+  // within 2 mm of the surface (the tactile case, the lock-step path of SE and SEC), each with its
+  // own max_distance (unbounded, 2 mm, 0.1 mm: some culled) and, for some, a warm start. Every
+  // result must equal the single-centre solve's exactly.
+  std::vector<NamedShape> shapes = EveryKind();
+  for (int n : {2, 3, 5}) {
+    shapes.push_back({"se" + std::to_string(n), *ImplicitShape::Superellipsoid(n, {0.02, 0.035, 0.015})});
+  }
+  for (const NamedShape& named : shapes) {
     SCOPED_TRACE(named.name);
     std::vector<Eigen::Vector3d> points = PointsAround(named.shape, 2000, 17);
     for (const Eigen::Vector3d& y : FibonacciSurface(named.shape, 2000)) {
@@ -247,32 +253,37 @@ TEST(ImplicitSignedDistanceTest, BatchEqualsOneAtATimeBitForBit) {
       points.push_back(y + (0.002 * std::sin(7.0 * points.size())) * g.normalized());
     }
     const double bounds[] = {std::numeric_limits<double>::infinity(), 0.002, 1e-4};
-    int found = 0;
-    for (size_t first = 0; first < points.size();) {
-      const int count = 1 + static_cast<int>(first % kImplicitBatch);
-      if (first + count > points.size()) break;
-      double max_distance[kImplicitBatch];
-      Eigen::Vector3d warm[kImplicitBatch];
-      const Eigen::Vector3d* warm_ptr[kImplicitBatch];
-      for (int i = 0; i < count; ++i) {
-        max_distance[i] = bounds[(first + i) % 3];
-        warm[i] = 0.9 * points[first + i];
-        warm_ptr[i] = (first + i) % 2 == 0 ? &warm[i] : nullptr;
+    for (bool portable : {true, false}) {
+      SCOPED_TRACE(portable ? "portable" : "fastest");
+      int found = 0;
+      for (size_t first = 0; first < points.size();) {
+        const int count = 1 + static_cast<int>(first % kImplicitBatch);
+        if (first + count > points.size()) break;
+        double max_distance[kImplicitBatch];
+        Eigen::Vector3d warm[kImplicitBatch];
+        const Eigen::Vector3d* warm_ptr[kImplicitBatch];
+        for (int i = 0; i < count; ++i) {
+          max_distance[i] = bounds[(first + i) % 3];
+          warm[i] = 0.9 * points[first + i];
+          warm_ptr[i] = (first + i) % 2 == 0 ? &warm[i] : nullptr;
+        }
+        SignedDistanceResult batch[kImplicitBatch];
+        internal::ImplicitSignedDistanceBatchWith(portable, named.shape, &points[first], count, max_distance, warm_ptr,
+                                                  batch);
+        for (int i = 0; i < count; ++i) {
+          const SignedDistanceResult one =
+              ImplicitSignedDistance(named.shape, points[first + i], max_distance[i], warm_ptr[i]);
+          ASSERT_EQ(batch[i].distance, one.distance) << points[first + i].transpose();
+          ASSERT_EQ(std::signbit(batch[i].distance), std::signbit(one.distance));
+          if (!one.found()) continue;
+          ++found;
+          ASSERT_EQ(batch[i].closest, one.closest);
+          ASSERT_EQ(batch[i].normal, one.normal);
+        }
+        first += count;
       }
-      SignedDistanceResult batch[kImplicitBatch];
-      ImplicitSignedDistanceBatch(named.shape, &points[first], count, max_distance, warm_ptr, batch);
-      for (int i = 0; i < count; ++i) {
-        const SignedDistanceResult one =
-            ImplicitSignedDistance(named.shape, points[first + i], max_distance[i], warm_ptr[i]);
-        ASSERT_EQ(batch[i].distance, one.distance) << points[first + i].transpose();
-        if (!one.found()) continue;
-        ++found;
-        ASSERT_EQ(batch[i].closest, one.closest);
-        ASSERT_EQ(batch[i].normal, one.normal);
-      }
-      first += count;
+      EXPECT_GT(found, 1000);
     }
-    EXPECT_GT(found, 1000);
   }
 }
 
