@@ -572,10 +572,10 @@ TAXEL_AVX2_INLINE bool Lane(Mask m, int i) { return m[i] != 0; }
 TAXEL_AVX2_INLINE bool Any(Mask m) { return _mm256_movemask_pd((Lanes)m) != 0; }
 // x·x + y·y + z·z in Eigen's order for a Vector3d (squaredNorm, dot).
 TAXEL_AVX2_INLINE Lanes Dot3(const Lanes* a, const Lanes* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+// std::max(a, b) lane by lane: b where a < b, else a.
+TAXEL_AVX2_INLINE Lanes Max(Lanes a, Lanes b) { return a < b ? b : a; }
 // max |x_i|, i < 3 (lpNorm<Infinity>; exact in any order for finite values).
-TAXEL_AVX2_INLINE Lanes MaxAbs3(const Lanes* x) {
-  return internal::Max(Abs(x[0]), internal::Max(Abs(x[1]), Abs(x[2])));
-}
+TAXEL_AVX2_INLINE Lanes MaxAbs3(const Lanes* x) { return Max(Abs(x[0]), Max(Abs(x[1]), Abs(x[2]))); }
 
 // Converged: |r_y|∞ ≤ kTolerance and |r_f| ≤ value_tolerance.
 TAXEL_AVX2_INLINE Mask Converged(const Lanes* r, double value_tolerance) {
@@ -610,7 +610,8 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
   Lanes q[3], grad_q[3], max_s;
   for (int a = 0; a < 3; ++a) q[a] = p[a] * inv_length;
   // PsiFunction::QueryPhi, its common branch (max_s ≤ 2).
-  const Lanes sum = psi.Lanes<Lanes>(q, grad_q, nullptr, nullptr, &max_s);
+  Lanes sum;
+  psi.Lanes<Lanes>(q, grad_q, nullptr, nullptr, &max_s, &sum);
   const Mask common = ~(max_s > 2.0);
   const Lanes k = 1.0 / ((2.0 * n) * sum);
   Lanes sigma;
@@ -635,7 +636,8 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
 
   // FastNewtonLanes: StartResidual.
   Lanes g[3], h[3], yz, r[4];
-  r[3] = psi.Lanes<Lanes>(y, g, h, &yz, nullptr) - 1.0;
+  psi.Lanes<Lanes>(y, g, h, &yz, nullptr, &r[3]);
+  r[3] = r[3] - 1.0;
   Lanes g2 = Dot3(g, g);
   active &= (g2 > 0.0) & Finite(g2);
   Lanes q_minus_y[3];
@@ -656,10 +658,10 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
     for (int a = 0; a < 3; ++a) A[a] = 1.0 + mu * h[a];
     P[0] = A[1] * A[2], P[1] = A[0] * A[2], P[2] = A[0] * A[1];
     const Lanes d = A[0] * P[0];
-    const Lanes scale = internal::Max(internal::Max(Splat(1.0), Abs(A[0])), internal::Max(Abs(A[1]), Abs(A[2])));
+    const Lanes scale = Max(Max(Splat(1.0), Abs(A[0])), Max(Abs(A[1]), Abs(A[2])));
     const Mask regular = Abs(d) > kSingularRcond * scale * scale * scale;
     const Lanes schur = g[0] * g[0] * P[0] + g[1] * g[1] * P[1] + g[2] * g[2] * P[2];
-    const Lanes p_max = internal::Max(Abs(P[0]), internal::Max(Abs(P[1]), Abs(P[2])));
+    const Lanes p_max = Max(Abs(P[0]), Max(Abs(P[1]), Abs(P[2])));
     const Mask schur_regular = Abs(schur) > kSingularRcond * Dot3(g, g) * p_max;
     const Lanes d_mu = (r[3] * d - (g[0] * r[0] * P[0] + g[1] * r[1] * P[1] + g[2] * r[2] * P[2])) / schur;
     const Lanes inv_d = 1.0 / d;
@@ -679,7 +681,8 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
     if (!Any(active)) break;
     // The residual at the new point; a lane that did not at least quarter |r|² stops.
     Lanes g_new[3], h_new[3], yz_new, r_new[4];
-    r_new[3] = psi.Lanes<Lanes>(y, g_new, h_new, &yz_new, nullptr) - 1.0;
+    psi.Lanes<Lanes>(y, g_new, h_new, &yz_new, nullptr, &r_new[3]);
+    r_new[3] = r_new[3] - 1.0;
     for (int a = 0; a < 3; ++a) r_new[a] = y[a] - q[a] + mu * g_new[a];
     const Lanes merit_new = Merit(r_new);
     for (int a = 0; a < 3; ++a) g[a] = Select(active, g_new[a], g[a]), h[a] = Select(active, h_new[a], h[a]);

@@ -29,12 +29,6 @@ inline double Root2n(double x, int n) {
   return r;
 }
 
-/// std::max(a, b) lane by lane: b where a < b, else a (a GCC vector condition on vectors).
-template <class T>
-__attribute__((always_inline)) inline T Max(T a, T b) {
-  return a < b ? b : a;
-}
-
 /// ψ of an SE (kCylinder false) or SEC (true) in scaled coordinates y' = y/L for a length L
 /// (metres): derivatives are with respect to y'. Value type, no allocation.
 template <bool kCylinder>
@@ -63,23 +57,29 @@ class SuperquadricPolynomial {
   double Sum(const Eigen::Vector3d& y, Eigen::Vector3d* g, Hessian* h, double* max_s = nullptr) const {
     const double yv[3] = {y[0], y[1], y[2]};
     double gv[3], hv[3], yz = 0;
-    const double sum = Lanes<double>(yv, gv, h != nullptr ? hv : nullptr, &yz, max_s);
+    double sum;
+    Lanes<double>(yv, gv, h != nullptr ? hv : nullptr, &yz, max_s, &sum);
     *g = Eigen::Vector3d(gv[0], gv[1], gv[2]);
     if (h != nullptr) h->diagonal = Eigen::Vector3d(hv[0], hv[1], hv[2]), h->yz = yz;
     return sum;
   }
 
   /// Sum on one value (T = double) or on a vector of lanes (a GCC vector of doubles: the same
-  /// operations lane by lane, hence the same bits): y, g and h_diagonal are the three coordinates,
-  /// *h_yz (only when h_diagonal is non-null) the y–z entry. Inlined everywhere, so that a vector
-  /// instantiation compiles with its caller's instruction set.
+  /// operations lane by lane, hence the same bits), S into *sum: y, g and h_diagonal are the three
+  /// coordinates, *h_yz (only when h_diagonal is non-null) the y–z entry. Inlined everywhere, so
+  /// that a vector instantiation compiles with its caller's instruction set; it calls no function
+  /// and takes and gives vectors by pointer only (a vector passed by value to a function compiled
+  /// without AVX would change the ABI).
   template <class T>
-  __attribute__((always_inline)) inline T Lanes(const T* y, T* g, T* h_diagonal, T* h_yz, T* max_s) const {
+  __attribute__((always_inline)) inline void Lanes(const T* y, T* g, T* h_diagonal, T* h_yz, T* max_s, T* sum) const {
     const T yy[3] = {w_[0] * y[0] * y[0], w_[1] * y[1] * y[1], w_[2] * y[2] * y[2]};  // (y_i/c_i)²
     // SEC: block 1 holds y and z (s[2] = s[1]).
     const T s[3] = {yy[0] + eps_, kCylinder ? yy[1] + yy[2] + eps_ : yy[1] + eps_,
                     kCylinder ? yy[1] + yy[2] + eps_ : yy[2] + eps_};
-    if (max_s != nullptr) *max_s = Max(s[0], Max(s[1], s[2]));
+    if (max_s != nullptr) {  // std::max(s0, std::max(s1, s2)), lane by lane
+      const T m12 = s[1] < s[2] ? s[2] : s[1];
+      *max_s = s[0] < m12 ? m12 : s[0];
+    }
     // s^{n−2} of every block (n ≤ 4 unrolled, else one square-and-multiply loop for the three);
     // n = 1 has s^{n−1} = 1 and no s^{n−2} term (it comes times n − 1).
     T pow_n2[3], pow_n1[3];
@@ -114,7 +114,7 @@ class SuperquadricPolynomial {
       for (int i = 0; i < 3; ++i) h_diagonal[i] = gw_[i] * (pow_n1[i] + two_n1_ * pow_n2[i] * yy[i]);
       *h_yz = kCylinder ? gw_[1] * two_n1_ * pow_n2[1] * w_[2] * y[1] * y[2] : zero;
     }
-    return pow_n1[0] * s[0] + pow_n1[1] * s[1] + (kCylinder ? zero : pow_n1[2] * s[2]) + floor_;
+    *sum = pow_n1[0] * s[0] + pow_n1[1] * s[1] + (kCylinder ? zero : pow_n1[2] * s[2]) + floor_;
   }
 
   /// H·x for a Hessian from Sum.
