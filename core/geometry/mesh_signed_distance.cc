@@ -38,16 +38,17 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(std::shared_
   sdf->bvh_ = Bvh::Build(bounds, 4);
   sdf->bvh4_ = Bvh4::FromBinary(sdf->bvh_, kClosestPointLeafSize);
   const auto& order = sdf->bvh_.primitive_order();
-  sdf->leaf_vertices_.resize(3 * order.size());
+  sdf->leaf_vertices_.resize(kLeafStride * order.size());
   sdf->leaf_triangle_.resize(order.size());
   for (size_t s = 0; s < order.size(); ++s) {
     const Triangle& tri = m.triangle(order[s]);
-    for (int k = 0; k < 3; ++k) sdf->leaf_vertices_[3 * s + k] = m.vertex(tri[k]);
+    for (int k = 0; k < 3; ++k) sdf->leaf_vertices_[kLeafStride * s + k] = m.vertex(tri[k]);
+    sdf->leaf_vertices_[kLeafStride * s + 3] = m.face_normal(static_cast<int>(order[s]));
     sdf->leaf_triangle_[s] = static_cast<int32_t>(order[s]);
   }
   sdf->leaf_slabs_.resize(order.size());
   for (size_t s = 0; s < order.size(); ++s) {
-    const Eigen::Vector3d* v = &sdf->leaf_vertices_[3 * s];
+    const Eigen::Vector3d* v = &sdf->leaf_vertices_[kLeafStride * s];
     sdf->leaf_slabs_[s] = MakeTriangleSlab(v[0], v[1], v[2]);
   }
   sdf->tiny_distance_ = 1e-10 * (m.bounds().hi - m.bounds().lo).norm();
@@ -89,10 +90,11 @@ float FloatLimitFromRoot(double root, double slack) {
   return static_cast<float>(t * t * (1 + 4 * kFloatEps));
 }
 
-// The cache lines of a triangle's three vertices (72 bytes: at most two lines).
+// The cache lines of a leaf slot: the triangle's three vertices and its face normal (96 bytes:
+// two lines).
 inline void PrefetchTriangle(const Eigen::Vector3d* v) {
   __builtin_prefetch(v);
-  __builtin_prefetch(reinterpret_cast<const char*>(v + 3) - 1);
+  __builtin_prefetch(reinterpret_cast<const char*>(v + 4) - 1);
 }
 
 // Fetches the cache lines of `bytes` bytes from `p` ahead of use.
@@ -137,7 +139,8 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     if constexpr (kCount) ++stats->triangles;
     TriangleFeature f;
     const Eigen::Vector3d c =
-        ClosestPointOnTriangle(p, leaf_vertices_[3 * s], leaf_vertices_[3 * s + 1], leaf_vertices_[3 * s + 2], &f);
+        ClosestPointOnTriangle(p, leaf_vertices_[kLeafStride * s], leaf_vertices_[kLeafStride * s + 1],
+                               leaf_vertices_[kLeafStride * s + 2], &f);
     const double d2 = (p - c).squaredNorm();
     if (d2 < best || (!found && d2 <= best)) {
       best = d2;
@@ -169,7 +172,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       }
       for (uint32_t m = live; m != 0; m &= m - 1) {
         const uint32_t slot = first + __builtin_ctz(m);
-        PrefetchTriangle(&leaf_vertices_[3 * slot]);
+        PrefetchTriangle(&leaf_vertices_[kLeafStride * slot]);
         __builtin_prefetch(&leaf_triangle_[slot]);
       }
       // Nearest bound first (ties: lowest slot). Once the nearest remaining bound exceeds the
@@ -250,6 +253,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     out->point = best_point;
     out->triangle = leaf_triangle_[best_slot];
     out->feature = best_feature;
+    out->face_normal = leaf_vertices_[kLeafStride * best_slot + 3];
   }
   return found;
 }
@@ -257,7 +261,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
 void MeshSignedDistance::PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const {
   const int32_t t = leaf_triangle_[slot];
   if (f == TriangleFeature::kFace) {
-    __builtin_prefetch(&mesh_->face_normal(t));
+    return;  // in the leaf slot, next to the vertices (ClosestPointResult::face_normal)
   } else if (IsEdge(f)) {
     __builtin_prefetch(&mesh_->edge_pseudo_normal(t, FeatureLocalIndex(f)));
   } else {
@@ -266,7 +270,7 @@ void MeshSignedDistance::PrefetchFeatureNormal(uint32_t slot, TriangleFeature f)
 }
 
 Eigen::Vector3d MeshSignedDistance::FeatureNormal(const ClosestPointResult& c) const {
-  if (c.feature == TriangleFeature::kFace) return mesh_->face_normal(c.triangle);
+  if (c.feature == TriangleFeature::kFace) return c.face_normal;
   const int k = FeatureLocalIndex(c.feature);
   if (IsEdge(c.feature)) return mesh_->edge_pseudo_normal(c.triangle, k);
   return mesh_->vertex_pseudo_normal(mesh_->triangle(c.triangle)[k]);
@@ -342,9 +346,9 @@ void MeshSignedDistance::BuildWindingTree() {
     double area = 0;
     if (n.is_leaf()) {
       for (uint32_t s = n.index; s < n.index + n.count; ++s) {
-        const Eigen::Vector3d& a = leaf_vertices_[3 * s];
-        const Eigen::Vector3d& b = leaf_vertices_[3 * s + 1];
-        const Eigen::Vector3d& c = leaf_vertices_[3 * s + 2];
+        const Eigen::Vector3d& a = leaf_vertices_[kLeafStride * s];
+        const Eigen::Vector3d& b = leaf_vertices_[kLeafStride * s + 1];
+        const Eigen::Vector3d& c = leaf_vertices_[kLeafStride * s + 2];
         const Eigen::Vector3d an = 0.5 * orientation * (b - a).cross(c - a);
         const double ta = an.norm();
         w.normal_sum += an;
@@ -354,8 +358,8 @@ void MeshSignedDistance::BuildWindingTree() {
       w.centroid /= area;
       w.area = area;
       w.radius = 0;
-      for (uint32_t s = 3 * n.index; s < 3 * (n.index + n.count); ++s) {
-        w.radius = std::max(w.radius, (leaf_vertices_[s] - w.centroid).norm());
+      for (uint32_t s = n.index; s < n.index + n.count; ++s) {
+        for (int k = 0; k < 3; ++k) w.radius = std::max(w.radius, (leaf_vertices_[kLeafStride * s + k] - w.centroid).norm());
       }
     } else {
       const WindingNode& l = winding_[n.index];
@@ -389,7 +393,8 @@ double MeshSignedDistance::WindingNumber(const Eigen::Vector3d& q) const {
     if (n.is_leaf()) {
       for (uint32_t s = n.index; s < n.index + n.count; ++s) {
         w += orientation *
-             SolidAngle(leaf_vertices_[3 * s] - q, leaf_vertices_[3 * s + 1] - q, leaf_vertices_[3 * s + 2] - q) /
+             SolidAngle(leaf_vertices_[kLeafStride * s] - q, leaf_vertices_[kLeafStride * s + 1] - q,
+                        leaf_vertices_[kLeafStride * s + 2] - q) /
              kFourPi;
       }
     } else {

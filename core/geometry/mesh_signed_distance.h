@@ -47,6 +47,7 @@ struct ClosestPointResult {
   Eigen::Vector3d point = Eigen::Vector3d::Zero();  ///< p_MC
   int32_t triangle = -1;                            ///< original triangle index
   TriangleFeature feature = TriangleFeature::kFace;
+  Eigen::Vector3d face_normal = Eigen::Vector3d::UnitZ();  ///< the closest triangle's unit face normal
 };
 
 /// Work done by one closest-point traversal (ClosestPointCounted), for benchmarks.
@@ -106,7 +107,10 @@ class MeshSignedDistance {
   std::shared_ptr<const TriangleMesh> mesh_;
   Bvh bvh_;                                     // binary: build and the winding-number tree
   Bvh4 bvh4_;                                   // 4-wide: closest-point queries
-  std::vector<Eigen::Vector3d> leaf_vertices_;  // 3 per triangle, in BVH leaf order
+  // Per triangle in BVH leaf order, kLeafStride entries: its three vertices, then its face normal
+  // (read for the sign and the normal of a face region, on the cache lines of the vertices).
+  static constexpr size_t kLeafStride = 4;
+  std::vector<Eigen::Vector3d> leaf_vertices_;
   std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
   std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test
   double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
