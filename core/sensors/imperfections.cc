@@ -458,6 +458,14 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* prev = p.hysteresis ? hyst_prev_.data() + off : nullptr;
   uint8_t* hyst_zero = p.hysteresis ? hyst_zero_.data() + static_cast<size_t>(env) * hyst_blocks_ : nullptr;
   float* walk = walk_.data() + off;
+  // Dead probes (a few per env) read fixed values from an array the size of the state: their
+  // lines are fetched now, while the normals are drawn, not when the stages are done.
+  const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
+  if (!dead_values_.empty()) {
+    for (int k = 0; k < n_; ++k) {
+      if (dead[k]) __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3);
+    }
+  }
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
     // The chunk's state comes from memory (each env's is touched once a step): its loads are
@@ -476,7 +484,6 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     ValueStages(p, kHystBlock, xs + c0, len, h ? xi + c0 : nullptr, h ? prev + c0 : nullptr,
                 h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
-  const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
   for (int k = 0; k < n_; ++k) {
     float* v = xs + static_cast<size_t>(k) * C;
     if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
