@@ -2,9 +2,13 @@
 //   implicit_probe/<shape>_cold  ImplicitSignedDistance(q) from the radial projection
 //   implicit_probe/<shape>_warm  the same points in path order, each warm-started from the previous
 //                                point's foot point (a probe moving 1e-4·R_out per step)
+//   implicit_probe/<shape>_batch four points at a time through ImplicitSignedDistanceBatch (cold),
+//                                as the probe kernels call it: the lock-step in AVX2 registers where
+//                                the CPU has them; _batch_portable: the lock-step on scalar registers
 // Points: 10⁴ probe centres within ±2 mm of the surface (a contact sensor's working range; about half
 // inside), along a smooth path over the surface. Unit us: the median over repeats of the mean time
 // per query, one thread. Extra fields: mean Newton iterations and starts per query.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -75,11 +79,41 @@ void Run(Context& ctx, const std::string& shape_name, bool warm) {
   ctx.Emit(rec);
 }
 
+// Four points at a time (the last batch may be shorter), the fastest (AVX2) or the portable lock-step.
+void RunBatch(Context& ctx, const std::string& shape_name, bool portable) {
+  const ImplicitShape shape = MakeShape(shape_name);
+  const std::vector<Eigen::Vector3d> points = PathNearSurface(shape);
+  const double max_distance[geometry::kImplicitBatch] = {
+      std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+      std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  double sink = 0;
+  auto pass = [&] {
+    for (int i = 0; i < kPoints; i += geometry::kImplicitBatch) {
+      const int count = std::min(geometry::kImplicitBatch, kPoints - i);
+      geometry::SignedDistanceResult r[geometry::kImplicitBatch];
+      geometry::internal::ImplicitSignedDistanceBatchWith(portable, shape, &points[i], count, max_distance, nullptr,
+                                                          r);
+      for (int l = 0; l < count; ++l) sink += r[l].distance;
+    }
+  };
+  Record rec = ctx.NewRecord(1, "us");
+  rec.samples = TimeRepeats(ctx.repeats(), pass);
+  ScaleSamples(&rec, 1e6 / kPoints);
+  rec.AddInt("queries", kPoints);
+  rec.AddString("lock_step", portable ? "portable" : "fastest");
+  rec.AddNumber("checksum", sink);
+  ctx.Emit(rec);
+}
+
 TAXEL_BENCH_CASE("implicit_probe/sphere_cold", [](Context& c) { Run(c, "sphere", false); });
 TAXEL_BENCH_CASE("implicit_probe/se4_cold", [](Context& c) { Run(c, "se4", false); });
 TAXEL_BENCH_CASE("implicit_probe/se4_warm", [](Context& c) { Run(c, "se4", true); });
 TAXEL_BENCH_CASE("implicit_probe/sec4_cold", [](Context& c) { Run(c, "sec4", false); });
 TAXEL_BENCH_CASE("implicit_probe/sec4_warm", [](Context& c) { Run(c, "sec4", true); });
+TAXEL_BENCH_CASE("implicit_probe/se4_batch", [](Context& c) { RunBatch(c, "se4", false); });
+TAXEL_BENCH_CASE("implicit_probe/se4_batch_portable", [](Context& c) { RunBatch(c, "se4", true); });
+TAXEL_BENCH_CASE("implicit_probe/sec4_batch", [](Context& c) { RunBatch(c, "sec4", false); });
+TAXEL_BENCH_CASE("implicit_probe/sec4_batch_portable", [](Context& c) { RunBatch(c, "sec4", true); });
 TAXEL_BENCH_CASE("implicit_probe/polytope_cold", [](Context& c) { Run(c, "polytope", false); });
 TAXEL_BENCH_CASE("implicit_probe/polytope_warm", [](Context& c) { Run(c, "polytope", true); });
 TAXEL_BENCH_CASE("implicit_probe/cone_cold", [](Context& c) { Run(c, "cone", false); });

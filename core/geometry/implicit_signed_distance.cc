@@ -561,7 +561,7 @@ void FastPathLockStep(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, i
 // nothing is contracted); a comparison gives a mask of all-ones / all-zeros lanes.
 using Lanes = __m256d;
 using Mask = decltype(Lanes{} < Lanes{});
-static_assert(kImplicitBatch == 4, "the AVX2 superellipsoid path holds four lanes");
+static_assert(kImplicitBatch == 4, "the AVX2 lock-step holds four lanes");
 
 TAXEL_AVX2_INLINE Lanes Splat(double x) { return _mm256_set1_pd(x); }
 TAXEL_AVX2_INLINE Lanes Abs(Lanes x) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), x); }
@@ -584,15 +584,17 @@ TAXEL_AVX2_INLINE Mask Converged(const Lanes* r, double value_tolerance) {
 // |r|² of (r_y, r_f) in Eigen's order for a Vector4d: (r0² + r2²) + (r1² + r3²).
 TAXEL_AVX2_INLINE Lanes Merit(const Lanes* r) { return (r[0] * r[0] + r[2] * r[2]) + (r[1] * r[1] + r[3] * r[3]); }
 
-/// FastPathLockStep<false> (superellipsoids) with its four lanes side by side in AVX registers:
-/// the same operations in the same order per lane as StartQuery, FastNewtonLanes (StartResidual,
-/// Converged, NewtonStep's diagonal form, FinalStep) and Finish, so the same bits. A lane that
-/// leaves the common path in any way (QueryPhi's far branch, a failed or slow step, a value that
-/// is not finite) is left to the single-centre solve, which decides it as the scalar lock-step would.
-TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
-                                           const double* max_distance, SignedDistanceResult* results, bool* done) {
+/// FastPathLockStep<kCylinder> (superellipsoids, superelliptic cylinders) with its four lanes side
+/// by side in AVX registers: the same operations in the same order per lane as StartQuery,
+/// FastNewtonLanes (StartResidual, Converged, NewtonStep — SE's diagonal form, SEC's
+/// PsiFunction::SolveShifted —, FinalStep) and Finish, so the same bits. A lane that leaves the
+/// common path in any way (QueryPhi's far branch, a failed or slow step, a value that is not
+/// finite) is left to the single-centre solve, which decides it as the scalar lock-step would.
+template <bool kCylinder>
+TAXEL_AVX2 void LockStepAvx2(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
+                             const double* max_distance, SignedDistanceResult* results, bool* done) {
   const double length = shape.outer_radius();
-  const internal::SuperquadricPolynomial<false> psi(shape, length);
+  const internal::SuperquadricPolynomial<kCylinder> psi(shape, length);
   const int n = psi.exponent();
   // Lanes past `count` repeat lane 0; their results are dropped.
   Lanes p[3], max_d;
@@ -611,7 +613,7 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
   for (int a = 0; a < 3; ++a) q[a] = p[a] * inv_length;
   // PsiFunction::QueryPhi, its common branch (max_s ≤ 2).
   Lanes sum;
-  psi.Lanes<Lanes>(q, grad_q, nullptr, nullptr, &max_s, &sum);
+  psi.template Lanes<Lanes>(q, grad_q, nullptr, nullptr, &max_s, &sum);
   const Mask common = ~(max_s > 2.0);
   const Lanes k = 1.0 / ((2.0 * n) * sum);
   Lanes sigma;
@@ -636,7 +638,7 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
 
   // FastNewtonLanes: StartResidual.
   Lanes g[3], h[3], yz, r[4];
-  psi.Lanes<Lanes>(y, g, h, &yz, nullptr, &r[3]);
+  psi.template Lanes<Lanes>(y, g, h, &yz, nullptr, &r[3]);
   r[3] = r[3] - 1.0;
   Lanes g2 = Dot3(g, g);
   active &= (g2 > 0.0) & Finite(g2);
@@ -653,20 +655,38 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
     const Mask now_converged = active & Converged(r, value_tolerance);
     solved |= now_converged;
     active &= ~now_converged;
-    // NewtonStep, diagonal form.
-    Lanes A[3], P[3], step[4];
+    // NewtonStep.
+    Lanes A[3], step[4];
+    Mask regular, schur_regular;
     for (int a = 0; a < 3; ++a) A[a] = 1.0 + mu * h[a];
-    P[0] = A[1] * A[2], P[1] = A[0] * A[2], P[2] = A[0] * A[1];
-    const Lanes d = A[0] * P[0];
-    const Lanes scale = Max(Max(Splat(1.0), Abs(A[0])), Max(Abs(A[1]), Abs(A[2])));
-    const Mask regular = Abs(d) > kSingularRcond * scale * scale * scale;
-    const Lanes schur = g[0] * g[0] * P[0] + g[1] * g[1] * P[1] + g[2] * g[2] * P[2];
-    const Lanes p_max = Max(Abs(P[0]), Max(Abs(P[1]), Abs(P[2])));
-    const Mask schur_regular = Abs(schur) > kSingularRcond * Dot3(g, g) * p_max;
-    const Lanes d_mu = (r[3] * d - (g[0] * r[0] * P[0] + g[1] * r[1] * P[1] + g[2] * r[2] * P[2])) / schur;
-    const Lanes inv_d = 1.0 / d;
-    for (int a = 0; a < 3; ++a) step[a] = -(r[a] + g[a] * d_mu) * (P[a] * inv_d);
-    step[3] = d_mu;
+    if constexpr (!kCylinder) {  // the diagonal form
+      Lanes P[3];
+      P[0] = A[1] * A[2], P[1] = A[0] * A[2], P[2] = A[0] * A[1];
+      const Lanes d = A[0] * P[0];
+      const Lanes scale = Max(Max(Splat(1.0), Abs(A[0])), Max(Abs(A[1]), Abs(A[2])));
+      regular = Abs(d) > kSingularRcond * scale * scale * scale;
+      const Lanes schur = g[0] * g[0] * P[0] + g[1] * g[1] * P[1] + g[2] * g[2] * P[2];
+      const Lanes p_max = Max(Abs(P[0]), Max(Abs(P[1]), Abs(P[2])));
+      schur_regular = Abs(schur) > kSingularRcond * Dot3(g, g) * p_max;
+      const Lanes d_mu = (r[3] * d - (g[0] * r[0] * P[0] + g[1] * r[1] * P[1] + g[2] * r[2] * P[2])) / schur;
+      const Lanes inv_d = 1.0 / d;
+      for (int a = 0; a < 3; ++a) step[a] = -(r[a] + g[a] * d_mu) * (P[a] * inv_d);
+      step[3] = d_mu;
+    } else {  // PsiFunction<true>::SolveShifted (x alone, the y–z block), then the Schur complement
+      const Lanes c = mu * yz;
+      const Lanes scale = Max(Max(Max(Splat(1.0), Abs(A[0])), Max(Abs(A[1]), Abs(A[2]))), Abs(c));
+      const Lanes det12 = A[1] * A[2] - c * c;
+      regular = Abs(A[0] * det12) > kSingularRcond * scale * scale * scale;
+      const Lanes inv0 = 1.0 / A[0], inv12 = 1.0 / det12;
+      const Lanes u[3] = {r[0] * inv0, (A[2] * r[1] - c * r[2]) * inv12, (A[1] * r[2] - c * r[1]) * inv12};
+      const Lanes v[3] = {g[0] * inv0, (A[2] * g[1] - c * g[2]) * inv12, (A[1] * g[2] - c * g[1]) * inv12};
+      const Lanes inverse_max = Max(Abs(inv0), Max(Max(Abs(A[1]), Abs(A[2])), Abs(c)) * Abs(inv12));
+      const Lanes schur = Dot3(g, v);
+      schur_regular = Abs(schur) > kSingularRcond * Dot3(g, g) * inverse_max;
+      const Lanes d_mu = (r[3] - Dot3(g, u)) / schur;
+      for (int a = 0; a < 3; ++a) step[a] = -u[a] - v[a] * d_mu;
+      step[3] = d_mu;
+    }
     active &= regular & schur_regular & Finite(step[0]) & Finite(step[1]) & Finite(step[2]) & Finite(step[3]);
     // FinalStep: taken without evaluating.
     const Lanes dy = MaxAbs3(step);
@@ -681,7 +701,7 @@ TAXEL_AVX2 void SuperellipsoidLockStepAvx2(const ImplicitShape& shape, const Eig
     if (!Any(active)) break;
     // The residual at the new point; a lane that did not at least quarter |r|² stops.
     Lanes g_new[3], h_new[3], yz_new, r_new[4];
-    psi.Lanes<Lanes>(y, g_new, h_new, &yz_new, nullptr, &r_new[3]);
+    psi.template Lanes<Lanes>(y, g_new, h_new, &yz_new, nullptr, &r_new[3]);
     r_new[3] = r_new[3] - 1.0;
     for (int a = 0; a < 3; ++a) r_new[a] = y[a] - q[a] + mu * g_new[a];
     const Lanes merit_new = Merit(r_new);
@@ -730,10 +750,11 @@ void ImplicitSignedDistanceBatchWith(bool portable, const ImplicitShape& shape, 
                                      const double* max_distance, const Eigen::Vector3d* const* warm_starts,
                                      SignedDistanceResult* results) {
   bool done[kImplicitBatch] = {};
+  const bool avx2 = !portable && CpuHasAvx2();
   if (shape.kind() == ImplicitKind::kSuperellipsoid) {
 #if defined(__x86_64__)
-    if (!portable && CpuHasAvx2()) {
-      SuperellipsoidLockStepAvx2(shape, p_SQ, count, max_distance, results, done);
+    if (avx2) {
+      LockStepAvx2<false>(shape, p_SQ, count, max_distance, results, done);
     } else {
       FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
     }
@@ -741,7 +762,15 @@ void ImplicitSignedDistanceBatchWith(bool portable, const ImplicitShape& shape, 
     FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
 #endif
   } else if (shape.kind() == ImplicitKind::kSuperellipticCylinder) {
+#if defined(__x86_64__)
+    if (avx2) {
+      LockStepAvx2<true>(shape, p_SQ, count, max_distance, results, done);
+    } else {
+      FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
+    }
+#else
     FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
+#endif
   }
   for (int i = 0; i < count; ++i) {
     if (done[i]) continue;
