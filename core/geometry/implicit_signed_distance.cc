@@ -736,6 +736,17 @@ TAXEL_AVX2 void LockStepAvx2(const ImplicitShape& shape, const Eigen::Vector3d* 
 }
 #endif  // __x86_64__
 
+// The lock-step of SE (kCylinder false) or SEC: in AVX2 registers where the CPU has them and
+// `portable` is false, else on scalar registers (FastPathLockStep).
+template <bool kCylinder>
+void LockStep(bool portable, const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
+              const double* max_distance, SignedDistanceResult* results, bool* done) {
+#if defined(__x86_64__)
+  if (!portable && CpuHasAvx2()) return LockStepAvx2<kCylinder>(shape, p_SQ, count, max_distance, results, done);
+#endif
+  FastPathLockStep<kCylinder>(shape, p_SQ, count, max_distance, results, done);
+}
+
 }  // namespace
 
 void ImplicitSignedDistanceBatch(const ImplicitShape& shape, const Eigen::Vector3d* p_SQ, int count,
@@ -750,27 +761,10 @@ void ImplicitSignedDistanceBatchWith(bool portable, const ImplicitShape& shape, 
                                      const double* max_distance, const Eigen::Vector3d* const* warm_starts,
                                      SignedDistanceResult* results) {
   bool done[kImplicitBatch] = {};
-  const bool avx2 = !portable && CpuHasAvx2();
   if (shape.kind() == ImplicitKind::kSuperellipsoid) {
-#if defined(__x86_64__)
-    if (avx2) {
-      LockStepAvx2<false>(shape, p_SQ, count, max_distance, results, done);
-    } else {
-      FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
-    }
-#else
-    FastPathLockStep<false>(shape, p_SQ, count, max_distance, results, done);
-#endif
+    LockStep<false>(portable, shape, p_SQ, count, max_distance, results, done);
   } else if (shape.kind() == ImplicitKind::kSuperellipticCylinder) {
-#if defined(__x86_64__)
-    if (avx2) {
-      LockStepAvx2<true>(shape, p_SQ, count, max_distance, results, done);
-    } else {
-      FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
-    }
-#else
-    FastPathLockStep<true>(shape, p_SQ, count, max_distance, results, done);
-#endif
+    LockStep<true>(portable, shape, p_SQ, count, max_distance, results, done);
   }
   for (int i = 0; i < count; ++i) {
     if (done[i]) continue;
