@@ -259,10 +259,10 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
 }
 
 void MeshSignedDistance::PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const {
+  // A face's normal is in the leaf slot, next to the vertices (ClosestPointResult::face_normal).
+  if (f == TriangleFeature::kFace) return;
   const int32_t t = leaf_triangle_[slot];
-  if (f == TriangleFeature::kFace) {
-    return;  // in the leaf slot, next to the vertices (ClosestPointResult::face_normal)
-  } else if (IsEdge(f)) {
+  if (IsEdge(f)) {
     __builtin_prefetch(&mesh_->edge_pseudo_normal(t, FeatureLocalIndex(f)));
   } else {
     __builtin_prefetch(&mesh_->triangle(t));  // the vertex index, then its normal

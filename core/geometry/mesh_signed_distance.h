@@ -98,8 +98,9 @@ class MeshSignedDistance {
   /// Sign of p from the closest feature (watertight meshes): true when inside.
   bool InsideByPseudoNormal(const Eigen::Vector3d& p, const ClosestPointResult& c) const;
   Eigen::Vector3d FeatureNormal(const ClosestPointResult& c) const;
-  /// Starts loading what FeatureNormal will read for feature f of the triangle in leaf `slot`:
-  /// the first triangle a traversal accepts is usually its answer.
+  /// Starts loading what FeatureNormal will read for an edge or vertex feature f of the triangle in
+  /// leaf `slot` (a face's normal comes with the slot): the first triangle a traversal accepts is
+  /// usually its answer.
   void PrefetchFeatureNormal(uint32_t slot, TriangleFeature f) const;
   /// Sign-grid lookup: 0 outside, 1 inside, 2 undecided (surface cell).
   int GridSide(const Eigen::Vector3d& p) const;
