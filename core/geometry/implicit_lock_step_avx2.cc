@@ -182,18 +182,14 @@ TAXEL_AVX2 void LockStepAvx2(const ImplicitShape& shape, const Eigen::Vector3d* 
   for (int a = 0; a < 3; ++a) foot[a] = length * y[a], offset[a] = foot[a] - p[a];
   const Lanes distance = Sqrt(Dot3(offset, offset));
   const Mask settled = solved & ((inside & (distance < shape.rolling_radius())) | (~inside & (mu > 0.0)));
-  const Lanes grad_norm = Sqrt(Dot3(g, g));
-  const Lanes inv_norm = 1.0 / grad_norm;
   for (int i = 0; i < count; ++i) {
     if (Lane(culled, i)) {
       results[i] = {};
       done[i] = true;
     } else if (Lane(settled, i)) {
-      SignedDistanceResult& out = results[i];
-      out.closest = Eigen::Vector3d(foot[0][i], foot[1][i], foot[2][i]);
-      out.distance = Lane(inside, i) ? -distance[i] : distance[i];
-      out.normal = grad_norm[i] > 0 ? Eigen::Vector3d(g[0][i] * inv_norm[i], g[1][i] * inv_norm[i], g[2][i] * inv_norm[i])
-                                    : Eigen::Vector3d::UnitZ();
+      results[i] = FootPointResult(Eigen::Vector3d(foot[0][i], foot[1][i], foot[2][i]),
+                                   Eigen::Vector3d(g[0][i], g[1][i], g[2][i]),
+                                   Lane(inside, i) ? -distance[i] : distance[i]);
       done[i] = true;
     }
   }

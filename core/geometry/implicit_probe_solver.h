@@ -22,6 +22,18 @@ inline constexpr int kFastIterations = 4;
 /// gradient projection is the better start.
 inline constexpr double kNearSurface = 0.1;
 
+/// The answer for a foot point `foot` (metres, in S) at signed distance `distance`, with ∇φ along
+/// `grad` there (any positive scale): the normal grad/|grad|, +z where grad vanishes.
+inline SignedDistanceResult FootPointResult(const Eigen::Vector3d& foot, const Eigen::Vector3d& grad,
+                                            double distance) {
+  SignedDistanceResult result;
+  result.closest = foot;
+  result.distance = distance;
+  const double grad_norm = grad.norm();
+  result.normal = grad_norm > 0 ? Eigen::Vector3d(grad * (1 / grad_norm)) : Eigen::Vector3d::UnitZ();
+  return result;
+}
+
 #if defined(__x86_64__)
 /// The near-surface lock-step of a superellipsoid (kCylinder false) or superelliptic cylinder for
 /// count ≤ kImplicitBatch centres, its four lanes side by side in AVX2 registers: sets done[i] and

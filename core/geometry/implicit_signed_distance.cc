@@ -355,12 +355,7 @@ struct Candidate {
 
 /// The answer for `best` at signed distance `distance`: the normal ∇φ/|∇φ| at its foot point.
 SignedDistanceResult Finish(const Candidate& best, double distance) {
-  SignedDistanceResult result;
-  result.closest = best.foot;
-  result.distance = distance;
-  const double grad_norm = best.grad.norm();
-  result.normal = grad_norm > 0 ? Eigen::Vector3d(best.grad * (1 / grad_norm)) : Eigen::Vector3d::UnitZ();
-  return result;
+  return internal::FootPointResult(best.foot, best.grad, distance);
 }
 
 /// The first stage of a query at p_SQ: its culls and its gradient-projection start (shared by
