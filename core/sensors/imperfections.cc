@@ -31,7 +31,8 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   for (ChannelGroup g : groups_) channels_ += GroupWidth(g);
   const size_t nc = static_cast<size_t>(num_envs) * n_ * channels_;
   gains_.assign(static_cast<size_t>(num_envs) * n_, 1.0);
-  dead_.assign(static_cast<size_t>(num_envs) * n_, 0);
+  dead_words_ = (static_cast<size_t>(n_) + 63) / 64;
+  dead_.assign(static_cast<size_t>(num_envs) * dead_words_, 0);
   // State only for the stages that are on (SetNoise may switch the random walk on later).
   if (spec_.dead_taxel_probability > 0) dead_values_.assign(nc, 0.f);
   if (spec_.hysteresis_strength > 0) {
@@ -44,7 +45,10 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   if (spec_.update_period > 1) held_.assign(nc, 0.f);
   written_.assign(num_envs, 0);
   active_.resize(n_);
-  for (int k = 0; k < n_; ++k) active_[k] = layout.radius(k) > 0 || layout.max_radius() == 0;
+  for (int k = 0; k < n_; ++k) {
+    active_[k] = layout.radius(k) > 0 || layout.max_radius() == 0;
+    if (!active_[k]) inactive_.push_back(k);
+  }
 
   // Crosstalk kernels.
   if (!spec_.crosstalk_kernel.empty()) {
@@ -163,6 +167,8 @@ void MeasuredPipeline::SetNoise(double noise, double random_walk, double bias) {
 void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   const size_t base = static_cast<size_t>(env) * n_;
   const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
+  uint64_t* dead_bits = &dead_[static_cast<size_t>(env) * dead_words_];
+  std::fill_n(dead_bits, dead_words_, uint64_t{0});
   for (int k = 0; k < n_; ++k) {
     // Gains: drawn at every reset when a resample range is set; otherwise the configured ones at
     // creation, and whatever SetGains left after that (a reset does not undo it).
@@ -178,7 +184,7 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
       const auto b = rng_dead_(sid, e, static_cast<uint32_t>(k), reset_count);
       dead = UniformFromBits(b[0]) < spec_.dead_taxel_probability;
     }
-    dead_[base + k] = dead;
+    if (dead) dead_bits[k / 64] |= uint64_t{1} << (k % 64);
     // A dead probe's values (only dead probes read them).
     for (int c = 0; dead && c < channels_; ++c) {
       const auto b = rng_dead_value_(sid, e, static_cast<uint32_t>(k * 8 + c), reset_count);
@@ -217,7 +223,8 @@ double MeasuredPipeline::RingGrowthBytes(double dt) const {
 
 size_t MeasuredPipeline::memory_bytes() const {
   size_t total = sizeof(*this) + ring_data_.capacity() * sizeof(float) + written_.capacity() * sizeof(uint64_t) +
-                 gains_.capacity() * sizeof(double) + dead_.capacity() + hyst_zero_.capacity() + active_.capacity();
+                 gains_.capacity() * sizeof(double) + dead_.capacity() * sizeof(uint64_t) + hyst_zero_.capacity() +
+                 active_.capacity() + inactive_.capacity() * sizeof(int32_t);
   for (const auto* v :
        {&dead_values_, &hyst_xi_, &hyst_prev_, &walk_, &held_, &g_rows_, &g_cols_, &inv_source_weight_}) {
     total += v->capacity() * sizeof(float);
@@ -460,12 +467,13 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* walk = walk_.data() + off;
   // Dead probes (a few per env) read fixed values from an array the size of the state: their
   // lines are fetched now, while the normals are drawn, not when the stages are done.
-  const uint8_t* dead = &dead_[static_cast<size_t>(env) * n_];
-  if (!dead_values_.empty()) {
-    for (int k = 0; k < n_; ++k) {
-      if (dead[k]) __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3);
+  const uint64_t* dead = &dead_[static_cast<size_t>(env) * dead_words_];
+  auto for_each_dead = [&](auto&& f) {
+    for (size_t w = 0; w < dead_words_; ++w) {
+      for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
     }
-  }
+  };
+  for_each_dead([&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
     // The chunk's state comes from memory (each env's is touched once a step): its loads are
@@ -484,11 +492,8 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     ValueStages(p, kHystBlock, xs + c0, len, h ? xi + c0 : nullptr, h ? prev + c0 : nullptr,
                 h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
-  for (int k = 0; k < n_; ++k) {
-    float* v = xs + static_cast<size_t>(k) * C;
-    if (dead[k]) std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, v);
-    if (!active_[k]) std::fill(v, v + C, 0.f);  // fillers stay 0
-  }
+  for_each_dead([&](int k) { std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, xs + static_cast<size_t>(k) * C); });
+  for (const int k : inactive_) std::fill_n(xs + static_cast<size_t>(k) * C, C, 0.f);  // fillers stay 0
 }
 
 const float* MeasuredPipeline::History(int env, int h) const {

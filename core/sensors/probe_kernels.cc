@@ -270,11 +270,13 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
         break;
       }
       case SensorKind::kKinematicTaxel: {
-        if (contact.candidate < 0 && raw == nullptr) {
-          // Nothing within reach (most probes of a grasp): zero force and torque, no law to run.
+        if (contact.candidate < 0) {
+          // Nothing within reach (most probes of a grasp): zero force and torque, no law to run;
+          // the measured branch reads gain·0 (−0 for a negative gain, as the general path gives).
           std::fill_n(&out.force[3 * slot], 3, 0.f);
           std::fill_n(&out.torque[3 * slot], 3, 0.f);
           if (sensor.compute_gradients()) StoreGradient<3>(&out.force_gradient[36 * slot], nullptr);
+          if (raw != nullptr) std::fill_n(&raw[k * W], 6, static_cast<float>(gain * 0.0));
           break;
         }
         // F[0], T[0]: ground truth; F[1], T[1]: the measured branch's radius.

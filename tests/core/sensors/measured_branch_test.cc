@@ -291,6 +291,78 @@ TEST(MeasuredBranchTest, DeadTaxelsReadConstantsInTheirRangeRedrawnAtReset) {
   EXPECT_EQ(same12, 0);
 }
 
+TEST(MeasuredBranchTest, SomeDeadTaxelsInEveryWordOfTheMaskTheRestReadTheTruth) {
+  // 12 × 12 probes (pitch 4 mm): 144 probes, so the dead mask spans three 64-bit words. With
+  // probability 1/2 the dead count is Binomial(144, 1/2): mean 72, sd 6. Every other stage is
+  // off, so a live probe reads its ground truth bit for bit, and a dead one a constant in
+  // [2, 3] that does not follow the slab's depth.
+  const int n = 144;
+  Rig rig(1, 11);
+  SensorSpec s = GridSensor("kin", SensorKind::kKinematicTaxel);
+  s.probe_local_pos = PlanarGrid(12, 12, 0.004, kTop);
+  s.grid_rows = s.grid_cols = 12;
+  s.imperfections.dead_taxel_probability = 0.5;
+  s.imperfections.dead_taxel_value_range = {2.0, 3.0};
+  const Sensor* sensor = rig.Add(s);
+  ASSERT_NE(sensor, nullptr);
+  std::vector<float> first;
+  for (double p : {0.001, 0.0015}) {
+    ASSERT_TRUE(rig.Step({Slab(p)}).ok());
+    const auto& truth = sensor->outputs(Branch::kGroundTruth).force;
+    const auto& measured = sensor->outputs(Branch::kMeasured).force;
+    ASSERT_EQ(measured.size(), static_cast<size_t>(3 * n));
+    int dead_in_word[3] = {0, 0, 0}, live_in_word[3] = {0, 0, 0};
+    for (int k = 0; k < n; ++k) {
+      ASSERT_LT(truth[3 * k + 2], 0.f) << "probe " << k << " is not pressed";
+      const bool dead = measured[3 * k + 2] >= 2.f;
+      if (dead) {
+        ++dead_in_word[k / 64];
+        for (int a = 0; a < 3; ++a) {
+          EXPECT_LE(measured[3 * k + a], 3.f) << k;
+          if (!first.empty()) {
+            EXPECT_EQ(measured[3 * k + a], first[3 * k + a]) << "dead probe " << k << " moved";
+          }
+        }
+      } else {
+        ++live_in_word[k / 64];
+        for (int a = 0; a < 3; ++a) EXPECT_EQ(measured[3 * k + a], truth[3 * k + a]) << "live probe " << k;
+      }
+    }
+    const int dead = dead_in_word[0] + dead_in_word[1] + dead_in_word[2];
+    EXPECT_GE(dead, 72 - 30);
+    EXPECT_LE(dead, 72 + 30);
+    for (int w = 0; w < 3; ++w) {
+      EXPECT_GT(dead_in_word[w], 0) << "word " << w;
+      EXPECT_GT(live_in_word[w], 0) << "word " << w;
+    }
+    first = measured;
+  }
+}
+
+TEST(MeasuredBranchTest, OutOfReachKinematicProbesReadGainTimesZero) {
+  // Probe 0 under the ball, probe 1 far from everything. Gain −2 and no other stage: probe 0's
+  // measured force is −2 × its true force (exact in float: a power of two), probe 1's is
+  // −2 × (+0) = −0 in every component, the same as for a probe whose law runs.
+  Rig rig(1);
+  SensorSpec s = OneProbe("kin", SensorKind::kKinematicTaxel);
+  s.probe_local_pos = {Eigen::Vector3d(0, 0, kTop), Eigen::Vector3d(0.025, 0.025, kTop)};
+  s.imperfections.probe_gain = {-2.0};
+  const Sensor* sensor = rig.Add(s);
+  ASSERT_NE(sensor, nullptr);
+  ASSERT_TRUE(rig.Step({Ball(0.001)}).ok());
+  const auto& truth = sensor->outputs(Branch::kGroundTruth);
+  const auto& measured = sensor->outputs(Branch::kMeasured);
+  ASSERT_LT(truth.force[2], 0.f);
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_EQ(measured.force[a], -2 * truth.force[a]) << a;
+    EXPECT_EQ(truth.force[3 + a], 0.f);
+    EXPECT_EQ(truth.torque[3 + a], 0.f);
+    EXPECT_EQ(measured.force[3 + a], 0.f);
+    EXPECT_TRUE(std::signbit(measured.force[3 + a])) << "force " << a;
+    EXPECT_TRUE(std::signbit(measured.torque[3 + a])) << "torque " << a;
+  }
+}
+
 TEST(MeasuredBranchTest, SameSeedSameDrawsWithOneAndTwoThreads) {
   auto run = [](int threads, uint64_t seed) {
     const int envs = 6;
