@@ -1,6 +1,7 @@
 // The near-surface lock-step of the implicit probe solve in AVX2 registers
 // (implicit_probe_solver.h): four solves side by side, each lane doing the scalar solve's
-// operations (implicit_signed_distance.cc: StartQuery, FastNewtonLanes, Finish) in the same order.
+// operations (implicit_signed_distance.cc: StartQuery, FastNewtonLanes, Finish; implicit_probe_functions.h:
+// PsiFunction) in the same order.
 #include "core/geometry/implicit_probe_solver.h"
 
 #if defined(__x86_64__)
