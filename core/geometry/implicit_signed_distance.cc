@@ -7,7 +7,6 @@
 #include "core/common/cpu_features.h"
 #include "core/geometry/implicit_probe_functions.h"
 #include "core/geometry/implicit_probe_solver.h"
-#include "core/geometry/superquadric_polynomial.h"
 
 namespace taxel::geometry {
 namespace {

@@ -492,7 +492,8 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     ValueStages(p, kHystBlock, xs + c0, len, h ? xi + c0 : nullptr, h ? prev + c0 : nullptr,
                 h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
-  for_each_dead([&](int k) { std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, xs + static_cast<size_t>(k) * C); });
+  for_each_dead(
+      [&](int k) { std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, xs + static_cast<size_t>(k) * C); });
   for (const int k : inactive_) std::fill_n(xs + static_cast<size_t>(k) * C, C, 0.f);  // fillers stay 0
 }
 
