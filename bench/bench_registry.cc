@@ -63,6 +63,13 @@ double Median(std::vector<double> values) {
   return 0.5 * (lower + upper);
 }
 
+double MedianRatio(const std::vector<double>& numerators, const std::vector<double>& denominators) {
+  if (numerators.size() != denominators.size()) return std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> ratios(numerators.size());
+  for (size_t i = 0; i < ratios.size(); ++i) ratios[i] = numerators[i] / denominators[i];
+  return Median(std::move(ratios));
+}
+
 double TimeOnce(const std::function<void()>& fn) {
   const auto start = std::chrono::steady_clock::now();
   fn();

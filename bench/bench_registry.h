@@ -55,6 +55,10 @@ struct Record {
 
 /// Median of the values (mean of the two middle ones for an even count); NaN when empty.
 double Median(std::vector<double> values);
+/// Median over the timed repeats of numerators[i] / denominators[i]: the ratio of two cases timed
+/// in turn, repeat by repeat. On a shared machine it follows the load less than the ratio of the
+/// two medians does (both halves of a pair see the same load). NaN when the sizes differ or are 0.
+double MedianRatio(const std::vector<double>& numerators, const std::vector<double>& denominators);
 
 /// Runs fn once untimed (warm-up), then `repeats` times timed with std::chrono::steady_clock;
 /// returns the wall time of each timed run, in seconds.

@@ -10,6 +10,8 @@
 // handed out by ThreadPool::ParallelFor. sdf_near and embree_near of one mesh and thread count are
 // timed in the same loop, repeats interleaved (T E, E T, ...), so that their ratio is not skewed
 // by drift in machine load; whichever case runs first measures both and the other reuses it.
+// sdf_near and grid_near also carry ratio_vs_embree_paired, the median over repeats of the ratio
+// of the two times of one interleaved pair (steadier than the ratio of medians on a shared VM).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -197,6 +199,7 @@ void RunSdfNear(Context& ctx, const std::string& mesh) {
     const double embree_qps = MedianRate(t.embree_s, kSdfPoints);
     r.AddNumber("embree_qps", embree_qps);
     r.AddNumber("ratio_vs_embree", qps / embree_qps);
+    r.AddNumber("ratio_vs_embree_paired", MedianRatio(t.embree_s, t.taxel_s));
     const NearCheck& check = GetNearCheck(mesh);
     r.AddInt("mismatches", check.mismatches);
     r.AddInt("compared", check.compared);
@@ -309,6 +312,7 @@ void RunGridNear(Context& ctx, const std::string& mesh) {
 #else
     r.samples = TimeRepeats(ctx.repeats(), run_grid);
 #endif
+    const std::vector<double> grid_s = r.samples;
     SamplesToRate(&r, kSdfPoints);
     AddMeshFields(f, &r);
     r.AddNumber("search_radius_m", kNearShell);
@@ -326,6 +330,7 @@ void RunGridNear(Context& ctx, const std::string& mesh) {
     const double embree_qps = MedianRate(embree_s, kSdfPoints);
     r.AddNumber("embree_qps", embree_qps);
     r.AddNumber("ratio_vs_embree", Median(r.samples) / embree_qps);
+    r.AddNumber("ratio_vs_embree_paired", MedianRatio(embree_s, grid_s));
 #endif
     ctx.Emit(r);
   }

@@ -8,7 +8,8 @@
 //  - imperfections/grasp_batch: grasp_batch/mesh20k with every stage of the measured pipeline on
 //    both pads; the record also carries the ground-truth-only time of the same run, the
 //    overhead ratio (target ≤ 1.2) and the ratio of the steps' process CPU times
-//    ("cpu_overhead_ratio", all threads; less disturbed by other processes on a shared machine).
+//    ("cpu_overhead_ratio", all threads; less disturbed by other processes on a shared machine),
+//    and "overhead_ratio_paired", the median over repeats of the ratio of the two steps of a repeat.
 //  - imperfections/pipeline_only: the measured pipeline of that case without the geometry
 //    (MeasuredPipeline::Process on a fixed raw sample for 1024 envs × 2 pads, and the copy out), with
 //    the sum of the last step's outputs as "checksum".
@@ -189,6 +190,7 @@ void RunImperfections(Context& ctx) {
     r.AddInt("taxels", static_cast<int64_t>(kEnvs) * clean.taxels_per_env);
     r.AddNumber("ground_truth_only_ms", truth_ms);
     r.AddNumber("overhead_ratio", Median(r.samples) / truth_ms);
+    r.AddNumber("overhead_ratio_paired", MedianRatio(noisy_s, clean_s));
     r.AddNumber("cpu_overhead_ratio", Median(noisy_cpu) / Median(clean_cpu));
     ctx.Emit(r);
   }
