@@ -31,8 +31,7 @@ MeasuredPipeline::MeasuredPipeline(const ImperfectionSpec& spec, const ProbeLayo
   for (ChannelGroup g : groups_) channels_ += GroupWidth(g);
   const size_t nc = static_cast<size_t>(num_envs) * n_ * channels_;
   gains_.assign(static_cast<size_t>(num_envs) * n_, 1.0);
-  dead_words_ = (static_cast<size_t>(n_) + 63) / 64;
-  dead_.assign(static_cast<size_t>(num_envs) * dead_words_, 0);
+  dead_.assign(static_cast<size_t>(num_envs) * DeadWords(), 0);
   // State only for the stages that are on (SetNoise may switch the random walk on later).
   if (spec_.dead_taxel_probability > 0) dead_values_.assign(nc, 0.f);
   if (spec_.hysteresis_strength > 0) {
@@ -167,8 +166,8 @@ void MeasuredPipeline::SetNoise(double noise, double random_walk, double bias) {
 void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   const size_t base = static_cast<size_t>(env) * n_;
   const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
-  uint64_t* dead_bits = &dead_[static_cast<size_t>(env) * dead_words_];
-  std::fill_n(dead_bits, dead_words_, uint64_t{0});
+  uint64_t* dead_bits = DeadBits(env);
+  std::fill_n(dead_bits, DeadWords(), uint64_t{0});
   for (int k = 0; k < n_; ++k) {
     // Gains: drawn at every reset when a resample range is set; otherwise the configured ones at
     // creation, and whatever SetGains left after that (a reset does not undo it).
@@ -467,9 +466,10 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* walk = walk_.data() + off;
   // Dead probes (a few per env) read fixed values from an array the size of the state: their
   // lines are fetched now, while the normals are drawn, not when the stages are done.
-  const uint64_t* dead = &dead_[static_cast<size_t>(env) * dead_words_];
+  const uint64_t* dead = DeadBits(env);
+  const size_t dead_words = DeadWords();
   auto for_each_dead = [&](auto&& f) {
-    for (size_t w = 0; w < dead_words_; ++w) {
+    for (size_t w = 0; w < dead_words; ++w) {
       for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
     }
   };

@@ -147,10 +147,11 @@ class MeasuredPipeline {
 
   // Per-env state.
   std::vector<double> gains_;                      // [E·n]
-  // Dead probes as bits, dead_words_ 64-bit words per env (bit k of word k / 64: probe k), so
+  // Dead probes as bits, DeadWords() 64-bit words per env (bit k of word k / 64: probe k), so
   // that a step finds an env's few dead probes from one cache line.
-  size_t dead_words_ = 0;
-  std::vector<uint64_t> dead_;                     // [E·dead_words_]
+  std::vector<uint64_t> dead_;                     // [E·DeadWords()]
+  size_t DeadWords() const { return (static_cast<size_t>(n_) + 63) / 64; }
+  uint64_t* DeadBits(int env) { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
   std::vector<int32_t> inactive_;                  // probes with radius 0 (fillers), ascending
   std::vector<float> dead_values_;                 // [E·n·C]
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
