@@ -2,18 +2,73 @@
 // 16×16 KinematicTaxels, one Scene::Step per timed repeat. Unit ms per step; extra fields give
 // taxels per step, taxels per second (at the median), the fraction of taxels in contact and the
 // speed-up of 2 threads over 1 measured in the same run. mesh20k_grid: the mesh on the grid
-// backend, with the grid's max_error_m, cell_size_m, band_m and bytes. implicit: a superellipsoid
+// backend, with the grid's max_error_m, cell_size_m, band_m and bytes, and the analytic sphere of
+// grasp_batch/sphere stepped in the same loop, repeats interleaved (G S, S G, ...): sphere_ms,
+// ratio_vs_sphere (of the medians) and ratio_vs_sphere_paired (the median of the per-repeat
+// ratios), against which the grid backend's speed target is stated. implicit: a superellipsoid
 // SE(n = 4) of semi-axes 4 cm (the implicit probe solve, warm-started per probe), stepped on poses
 // that alternate by 0.1 mm so that the warm starts are one step stale (field moved_m).
+#include <vector>
+
 #include "bench/bench_registry.h"
 #include "bench/grasp_scenario.h"
 #include "bench/scene_timing.h"
+#include "core/common/check.h"
 #include "core/scene/scene.h"
+#include "server/thread_pool.h"
 
 namespace taxel::bench {
 namespace {
 
 constexpr int kEnvs = 1024;
+
+// The grid's fields of a grasp_batch/mesh20k_grid record.
+void AddGridFields(Record& r, const geometry::MeshStore& meshes, const GraspScenario& g) {
+  const auto grid = meshes.grid(g.spec.entities[1].links[0].shapes[0].mesh_id);
+  r.AddNumber("max_error_m", grid->stats().max_error);
+  r.AddNumber("cell_size_m", grid->stats().cell_size);
+  r.AddNumber("band_m", grid->stats().band);
+  r.AddInt("bytes", static_cast<int64_t>(grid->stats().bytes));
+}
+
+// grasp_batch/mesh20k_grid: the grid scene and the sphere scene stepped in turn, the order
+// swapped every repeat, so that both see the same machine load.
+void RunGridVsSphere(Context& ctx) {
+  geometry::MeshStore meshes;
+  const GraspScenario grid = MakeGraspScenario(GraspObject::kMesh20kGrid, kEnvs, meshes);
+  const GraspScenario sphere = MakeGraspScenario(GraspObject::kSphere, kEnvs, meshes);
+  for (int threads : ctx.thread_counts()) {
+    server::ThreadPool pool(threads);
+    auto grid_scene = MustCreate(grid.spec, meshes);
+    auto sphere_scene = MustCreate(sphere.spec, meshes);
+    const scene::StepInput grid_in = XyzwStepInput(grid.poses), sphere_in = XyzwStepInput(sphere.poses);
+    const auto step_grid = [&] { TAXEL_CHECK(grid_scene->Step(grid_in, pool).ok()); };
+    const auto step_sphere = [&] { TAXEL_CHECK(sphere_scene->Step(sphere_in, pool).ok()); };
+    std::vector<double> grid_s, sphere_s;
+    for (int rep = -1; rep < ctx.repeats(); ++rep) {  // rep −1: warm-up of both
+      double g, sp;
+      if (rep % 2 == 0) {
+        g = TimeOnce(step_grid), sp = TimeOnce(step_sphere);
+      } else {
+        sp = TimeOnce(step_sphere), g = TimeOnce(step_grid);
+      }
+      if (rep >= 0) grid_s.push_back(g), sphere_s.push_back(sp);
+    }
+    Record r = ctx.NewRecord(threads, "ms");
+    r.samples = grid_s;
+    ScaleSamples(&r, 1e3);
+    const int64_t taxels = static_cast<int64_t>(kEnvs) * grid.taxels_per_env;
+    r.AddInt("envs", kEnvs);
+    r.AddInt("taxels", taxels);
+    r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
+    r.AddNumber("contact_fraction", NonZeroProbeFraction(*grid_scene));
+    AddGridFields(r, meshes, grid);
+    r.AddNumber("sphere_ms", Median(sphere_s) * 1e3);
+    r.AddNumber("ratio_vs_sphere", Median(grid_s) / Median(sphere_s));
+    r.AddNumber("ratio_vs_sphere_paired", MedianRatio(grid_s, sphere_s));
+    ctx.Emit(r);
+  }
+}
 
 void RunGrasp(Context& ctx, GraspObject object) {
   geometry::MeshStore meshes;
@@ -29,19 +84,12 @@ void RunGrasp(Context& ctx, GraspObject object) {
     r.AddInt("taxels", taxels);
     r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
     r.AddNumber("contact_fraction", NonZeroProbeFraction(scene));
-    if (object == GraspObject::kMesh20kGrid) {
-      const auto grid = meshes.grid(g.spec.entities[1].links[0].shapes[0].mesh_id);
-      r.AddNumber("max_error_m", grid->stats().max_error);
-      r.AddNumber("cell_size_m", grid->stats().cell_size);
-      r.AddNumber("band_m", grid->stats().band);
-      r.AddInt("bytes", static_cast<int64_t>(grid->stats().bytes));
-    }
     if (moving) r.AddNumber("moved_m", 1e-4);
   }, moving ? &moved : nullptr);
 }
 
 TAXEL_BENCH_CASE("grasp_batch/mesh20k", [](Context& ctx) { RunGrasp(ctx, GraspObject::kMesh20k); });
-TAXEL_BENCH_CASE("grasp_batch/mesh20k_grid", [](Context& ctx) { RunGrasp(ctx, GraspObject::kMesh20kGrid); });
+TAXEL_BENCH_CASE("grasp_batch/mesh20k_grid", RunGridVsSphere);
 TAXEL_BENCH_CASE("grasp_batch/sphere", [](Context& ctx) { RunGrasp(ctx, GraspObject::kSphere); });
 TAXEL_BENCH_CASE("grasp_batch/box", [](Context& ctx) { RunGrasp(ctx, GraspObject::kBox); });
 TAXEL_BENCH_CASE("grasp_batch/capsule", [](Context& ctx) { RunGrasp(ctx, GraspObject::kCapsule); });
