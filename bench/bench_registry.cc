@@ -77,6 +77,21 @@ double TimeOnce(const std::function<void()>& fn) {
   return std::chrono::duration<double>(stop - start).count();
 }
 
+void TimeInTurn(int repeats, const std::function<void()>& a, const std::function<void()>& b, std::vector<double>* a_s,
+                std::vector<double>* b_s) {
+  a();  // warm-ups, not counted
+  b();
+  for (int r = 0; r < repeats; ++r) {
+    if (r % 2 == 0) {
+      a_s->push_back(TimeOnce(a));
+      b_s->push_back(TimeOnce(b));
+    } else {
+      b_s->push_back(TimeOnce(b));
+      a_s->push_back(TimeOnce(a));
+    }
+  }
+}
+
 std::vector<double> TimeRepeats(int repeats, const std::function<void()>& fn) {
   fn();  // warm-up: caches, page faults, thread wake-up; not counted
   std::vector<double> seconds;

@@ -67,6 +67,12 @@ std::vector<double> TimeRepeats(int repeats, const std::function<void()>& fn);
 /// Wall time of one call of fn, in seconds (steady_clock).
 double TimeOnce(const std::function<void()>& fn);
 
+/// Two cases timed in the same loop: a and b once each untimed (warm-ups), then `repeats` rounds
+/// timing both, the order swapped every round (a b, b a, ...) so that drift in the machine's load
+/// hits both alike. Appends the wall times in seconds to *a_s and *b_s (for MedianRatio).
+void TimeInTurn(int repeats, const std::function<void()>& a, const std::function<void()>& b, std::vector<double>* a_s,
+                std::vector<double>* b_s);
+
 /// Multiplies every sample by `factor` (e.g. 1e3 for seconds -> ms).
 void ScaleSamples(Record* r, double factor);
 

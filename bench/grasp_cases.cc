@@ -22,6 +22,15 @@ namespace {
 
 constexpr int kEnvs = 1024;
 
+// The fields of every grasp_batch record (its samples in ms): taxels, taxels_per_s (at the
+// median), contact_fraction (after the last step).
+void AddGraspFields(Record& r, const GraspScenario& g, const scene::Scene& scene) {
+  const int64_t taxels = static_cast<int64_t>(kEnvs) * g.taxels_per_env;
+  r.AddInt("taxels", taxels);
+  r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
+  r.AddNumber("contact_fraction", NonZeroProbeFraction(scene));
+}
+
 // The grid's fields of a grasp_batch/mesh20k_grid record.
 void AddGridFields(Record& r, const geometry::MeshStore& meshes, const GraspScenario& g) {
   const auto grid = meshes.grid(g.spec.entities[1].links[0].shapes[0].mesh_id);
@@ -31,8 +40,7 @@ void AddGridFields(Record& r, const geometry::MeshStore& meshes, const GraspScen
   r.AddInt("bytes", static_cast<int64_t>(grid->stats().bytes));
 }
 
-// grasp_batch/mesh20k_grid: the grid scene and the sphere scene stepped in turn, the order
-// swapped every repeat, so that both see the same machine load.
+// grasp_batch/mesh20k_grid: the grid scene and the sphere scene timed in turn (TimeInTurn).
 void RunGridVsSphere(Context& ctx) {
   geometry::MeshStore meshes;
   const GraspScenario grid = MakeGraspScenario(GraspObject::kMesh20kGrid, kEnvs, meshes);
@@ -45,23 +53,12 @@ void RunGridVsSphere(Context& ctx) {
     const auto step_grid = [&] { TAXEL_CHECK(grid_scene->Step(grid_in, pool).ok()); };
     const auto step_sphere = [&] { TAXEL_CHECK(sphere_scene->Step(sphere_in, pool).ok()); };
     std::vector<double> grid_s, sphere_s;
-    for (int rep = -1; rep < ctx.repeats(); ++rep) {  // rep −1: warm-up of both
-      double g, sp;
-      if (rep % 2 == 0) {
-        g = TimeOnce(step_grid), sp = TimeOnce(step_sphere);
-      } else {
-        sp = TimeOnce(step_sphere), g = TimeOnce(step_grid);
-      }
-      if (rep >= 0) grid_s.push_back(g), sphere_s.push_back(sp);
-    }
+    TimeInTurn(ctx.repeats(), step_grid, step_sphere, &grid_s, &sphere_s);
     Record r = ctx.NewRecord(threads, "ms");
     r.samples = grid_s;
     ScaleSamples(&r, 1e3);
-    const int64_t taxels = static_cast<int64_t>(kEnvs) * grid.taxels_per_env;
     r.AddInt("envs", kEnvs);
-    r.AddInt("taxels", taxels);
-    r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
-    r.AddNumber("contact_fraction", NonZeroProbeFraction(*grid_scene));
+    AddGraspFields(r, grid, *grid_scene);
     AddGridFields(r, meshes, grid);
     r.AddNumber("sphere_ms", Median(sphere_s) * 1e3);
     r.AddNumber("ratio_vs_sphere", Median(grid_s) / Median(sphere_s));
@@ -80,10 +77,7 @@ void RunGrasp(Context& ctx, GraspObject object) {
   for (size_t k = 2 * 7; k < moved.size(); k += 3 * 7) moved[k + 1] += 1e-4;
   const bool moving = object == GraspObject::kImplicitSe4;
   TimeSceneSteps(ctx, g.spec, g.poses, meshes, [&](Record& r, const scene::Scene& scene) {
-    const int64_t taxels = static_cast<int64_t>(kEnvs) * g.taxels_per_env;
-    r.AddInt("taxels", taxels);
-    r.AddNumber("taxels_per_s", taxels / (Median(r.samples) * 1e-3));
-    r.AddNumber("contact_fraction", NonZeroProbeFraction(scene));
+    AddGraspFields(r, g, scene);
     if (moving) r.AddNumber("moved_m", 1e-4);
   }, moving ? &moved : nullptr);
 }

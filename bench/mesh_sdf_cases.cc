@@ -93,17 +93,7 @@ const NearTimings& GetNearTimings(const std::string& mesh, int threads, int repe
   const EmbreeClosestPoint& embree = GetEmbree(mesh);
   std::vector<double> embree_out(f.near_points.size());
   auto run_embree = [&] { EmbreeQueryAll(pool, embree, f.near_points, kNearShell, &embree_out); };
-  run_taxel();  // warm-ups, not counted
-  run_embree();
-  for (int r = 0; r < repeats; ++r) {
-    if (r % 2 == 0) {
-      t.taxel_s.push_back(TimeOnce(run_taxel));
-      t.embree_s.push_back(TimeOnce(run_embree));
-    } else {
-      t.embree_s.push_back(TimeOnce(run_embree));
-      t.taxel_s.push_back(TimeOnce(run_taxel));
-    }
-  }
+  TimeInTurn(repeats, run_taxel, run_embree, &t.taxel_s, &t.embree_s);
 #else
   t.taxel_s = TimeRepeats(repeats, run_taxel);
 #endif
@@ -298,17 +288,7 @@ void RunGridNear(Context& ctx, const std::string& mesh) {
     std::vector<double> embree_out(f.near_points.size());
     auto run_embree = [&] { EmbreeQueryAll(pool, embree, f.near_points, kNearShell, &embree_out); };
     std::vector<double> embree_s;
-    run_grid();  // warm-ups, not counted
-    run_embree();
-    for (int k = 0; k < ctx.repeats(); ++k) {
-      if (k % 2 == 0) {
-        r.samples.push_back(TimeOnce(run_grid));
-        embree_s.push_back(TimeOnce(run_embree));
-      } else {
-        embree_s.push_back(TimeOnce(run_embree));
-        r.samples.push_back(TimeOnce(run_grid));
-      }
-    }
+    TimeInTurn(ctx.repeats(), run_grid, run_embree, &r.samples, &embree_s);
 #else
     r.samples = TimeRepeats(ctx.repeats(), run_grid);
 #endif
