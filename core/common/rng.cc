@@ -369,6 +369,30 @@ TAXEL_AVX512 inline void NormalsFromWords16(const __m512i* words, float* out) {
   StoreTransposed8x8(high, out + 64);
 }
 
+// Philox4x32-10 for 32 consecutive blocks (two interleaved sets of 16), stored block-major: the
+// four words of lane l of set j are transposed (4 × 16, by unpacks within the 128-bit lanes and a
+// 4 × 4 shuffle of those lanes) to out[4(16j + l) + i].
+TAXEL_AVX512 void Blocks32Avx512(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+                                 uint32_t* out) {
+  __m512i words[2][4];
+  PhiloxSets16<10, 2>(k0, k1, c0, c1, c2, c3, words);
+  for (int j = 0; j < 2; ++j) {
+    const __m512i* w = words[j];
+    const __m512i t0 = _mm512_unpacklo_epi32(w[0], w[1]), t1 = _mm512_unpackhi_epi32(w[0], w[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(w[2], w[3]), t3 = _mm512_unpackhi_epi32(w[2], w[3]);
+    // u_k, 128-bit lane q: the four words of block 4q + k.
+    const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+    const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+    const __m512i v0 = _mm512_shuffle_i32x4(u0, u1, 0x44), v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
+    const __m512i v2 = _mm512_shuffle_i32x4(u0, u1, 0xEE), v3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+    __m512i* o = reinterpret_cast<__m512i*>(out + 64 * j);
+    _mm512_storeu_si512(o + 0, _mm512_shuffle_i32x4(v0, v1, 0x88));
+    _mm512_storeu_si512(o + 1, _mm512_shuffle_i32x4(v0, v1, 0xDD));
+    _mm512_storeu_si512(o + 2, _mm512_shuffle_i32x4(v2, v3, 0x88));
+    _mm512_storeu_si512(o + 3, _mm512_shuffle_i32x4(v2, v3, 0xDD));
+  }
+}
+
 // 32 blocks (256 normals): two interleaved sets of 16.
 TAXEL_AVX512 void NormalsBatch32Avx512(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                        float* out) {
@@ -394,10 +418,10 @@ void BlocksPortable(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t
 #if defined(__x86_64__)
 constexpr BatchFn kNormals8Avx2 = NormalsBatchAvx2, kNormals32Avx2 = NormalsBatch32Avx2;
 constexpr BatchFn kNormals32Avx512 = NormalsBatch32Avx512;
-constexpr WordsFn kBlocksAvx2 = BlocksAvx2;
+constexpr WordsFn kBlocksAvx2 = BlocksAvx2, kBlocks32Avx512 = Blocks32Avx512;
 #else
 constexpr BatchFn kNormals8Avx2 = nullptr, kNormals32Avx2 = nullptr, kNormals32Avx512 = nullptr;
-constexpr WordsFn kBlocksAvx2 = nullptr;
+constexpr WordsFn kBlocksAvx2 = nullptr, kBlocks32Avx512 = nullptr;
 #endif
 
 // `avx2` when the CPU has AVX2, else `fallback`.
@@ -444,7 +468,13 @@ void NormalPairFromWord(uint32_t w, float* z0, float* z1) {
 void FillBlocks(const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t* out,
                 size_t blocks) {
   static const WordsFn kBlocks = Pick(kBlocksAvx2, BlocksPortable);
+  static const WordsFn kBlocks32 = CpuHasAvx512() ? kBlocks32Avx512 : nullptr;
   size_t done = 0;
+  if (kBlocks32 != nullptr) {
+    for (; done + 4 * kLanes <= blocks; done += 4 * kLanes) {
+      kBlocks32(rng.key0(), rng.key1(), c0, c1, c2 + static_cast<uint32_t>(done), c3, out + 4 * done);
+    }
+  }
   for (; done + kLanes <= blocks; done += kLanes) {
     kBlocks(rng.key0(), rng.key1(), c0, c1, c2 + static_cast<uint32_t>(done), c3, out + 4 * done);
   }

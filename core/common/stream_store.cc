@@ -19,17 +19,27 @@ __attribute__((target("avx2"))) void StreamCopyAvx2(const float* src, size_t n, 
   for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
   for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
   for (; i < n; ++i) dst[i] = src[i];
-  _mm_sfence();
 }
 #endif
 
 }  // namespace
 
-void StreamCopy(const float* src, size_t n, float* dst) {
+void StreamCopyUnfenced(const float* src, size_t n, float* dst) {
 #if defined(__x86_64__)
   if (CpuHasAvx2()) return StreamCopyAvx2(src, n, dst);
 #endif
   std::copy(src, src + n, dst);
+}
+
+void StreamFence() {
+#if defined(__x86_64__)
+  if (CpuHasAvx2()) _mm_sfence();
+#endif
+}
+
+void StreamCopy(const float* src, size_t n, float* dst) {
+  StreamCopyUnfenced(src, n, dst);
+  StreamFence();
 }
 
 }  // namespace taxel

@@ -104,7 +104,9 @@ class MeasuredPipeline {
   /// Workspace::Scope, whichever comes first), or nullptr when it reads 0 (a delay not yet filled). `step` is the
   /// env's step counter since creation (keys the random draws; 1 for its first step),
   /// `steps_since_reset` the count since its last reset (phases the update period; 1 for the
-  /// first step). May work on raw in place.
+  /// first step). May work on raw in place. The ring slot is written with StreamCopyUnfenced: the
+  /// caller issues StreamFence() before another thread may read the env's ring (as
+  /// Sensor::FinishMeasured does).
   const float* Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
 
   /// History sample h (0 = newest) of env e: n·C floats, or nullptr when fewer than h + 1

@@ -310,12 +310,12 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
       float* force = ws.Take<float>(static_cast<size_t>(n) * 3);
       float* torque = ws.Take<float>(static_cast<size_t>(n) * 3);
       SplitForceTorque(out, n, force, torque);
-      StreamCopy(force, static_cast<size_t>(n) * 3, &measured_.force[base * 3]);
-      StreamCopy(torque, static_cast<size_t>(n) * 3, &measured_.torque[base * 3]);
+      StreamCopyUnfenced(force, static_cast<size_t>(n) * 3, &measured_.force[base * 3]);
+      StreamCopyUnfenced(torque, static_cast<size_t>(n) * 3, &measured_.torque[base * 3]);
       break;
     }
     case SensorKind::kElastomerTaxel:
-      StreamCopy(out, static_cast<size_t>(n) * W, &measured_.displacement[base * 3]);
+      StreamCopyUnfenced(out, static_cast<size_t>(n) * W, &measured_.displacement[base * 3]);
       break;
     case SensorKind::kContactDepthProbe:
       for (int k = 0; k < n; ++k) {
@@ -340,6 +340,9 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
       }
       break;
   }
+  // One fence for the streamed ring slot (Process) and output arrays, before the task ends and
+  // another thread may read them.
+  StreamFence();
 }
 
 const std::vector<Channel>& Sensor::history_channels() const { return TraitsOf(kind()).history; }

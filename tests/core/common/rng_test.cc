@@ -243,7 +243,8 @@ TEST(FillStandardNormalsTest, FastPathIsBitIdenticalToThePortableOne) {
 
 TEST(FillBlocksTest, EqualsTheScalarGeneratorBlockByBlock) {
   const Philox4x32 rng(2024, 101);
-  std::vector<uint32_t> words(4 * (8 * 5 + 3));  // full groups of 8 blocks and a partial one
+  // Two groups of 32 blocks (the AVX-512 path, where the CPU has it), one of 8 and a partial one.
+  std::vector<uint32_t> words(4 * (32 * 2 + 8 + 3));
   FillBlocks(rng, 1, 2, 1000, 4, words.data(), words.size() / 4);
   for (size_t b = 0; b < words.size() / 4; ++b) {
     const auto expected = rng(1, 2, static_cast<uint32_t>(1000 + b), 4);
