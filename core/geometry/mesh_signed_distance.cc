@@ -13,6 +13,7 @@ constexpr int kClosestPointLeafSize = 16;
 constexpr double kFourPi = 12.566370614359172;
 constexpr double kWindingBeta = 2.0;  // far-field accuracy parameter of Barill et al.
 constexpr int kSignGridCells = 64;    // cells along the longest axis of the mesh bounds
+constexpr double kPseudoNormalCells = 4;  // Query: the sign by pseudo-normal closer than this many cells
 
 constexpr uint8_t kOutside = 0, kInside = 1, kSurface = 2, kUnknown = 255;
 
@@ -295,11 +296,15 @@ SignedDistanceResult MeshSignedDistance::Query(const Eigen::Vector3d& p, double 
   bool inside;
   if (ClosestPoint(p, max_distance, &c)) {
     if (mesh_->is_watertight()) {
-      // Near the surface (closer than one sign-grid cell) the pseudo-normal of the closest
-      // feature decides. Farther away, the sign grid where it is decided (as IsInside does): the
-      // pseudo-normal test needs the true closest feature, which rounding can no longer single
-      // out once |p| dwarfs the mesh.
-      const int side = c.squared_distance < grid_cell_ * grid_cell_ ? 2 : GridSide(p);
+      // Near the surface (closer than kPseudoNormalCells sign-grid cells, 1/16 of the mesh's
+      // longest side) the pseudo-normal of the closest feature decides: there the closest feature
+      // is found to within rounding of the mesh's scale, and a near-tie feature gives the same
+      // sign (the test's dot product is of the order of the distance, not of the rounding).
+      // Farther away, the sign grid where it is decided (as IsInside does): the pseudo-normal
+      // test needs the true closest feature, which rounding can no longer single out once |p|
+      // dwarfs the mesh.
+      const double near = kPseudoNormalCells * grid_cell_;
+      const int side = c.squared_distance < near * near ? 2 : GridSide(p);
       inside = side == 2 ? InsideByPseudoNormal(p, c) : side == 1;
     } else {
       inside = WindingNumber(p) >= 0.5;

@@ -202,6 +202,32 @@ TEST_P(MeshSdfShapeTest, SignAt10000PointsIncludingNearEdgesAndVertices) {
   EXPECT_GT(by_analytic, 3500);
 }
 
+TEST_P(MeshSdfShapeTest, SignByPseudoNormalUpToASixteenthOfTheMeshMatchesTheWindingNumber) {
+  // Query takes the side from the closest feature's pseudo-normal up to 4 sign-grid cells from the
+  // surface (the grid has 64 cells along the longest side: 1/16 of it) and from the grid beyond.
+  // 4000 points 0.5–1.5 cells and 3.5–4.5 cells from vertices, edge points and face points, in
+  // random directions, so that both rules and the switch between them are crossed near every kind
+  // of feature; the side must be the brute-force winding number's (independent of both rules).
+  const double cell = (sdf_->mesh().bounds().hi - sdf_->mesh().bounds().lo).maxCoeff() / 64;
+  auto points = NearFeaturePoints(sdf_->mesh(), 2000, 0.5 * cell, 1.5 * cell, 31);
+  const auto farther = NearFeaturePoints(sdf_->mesh(), 2000, 3.5 * cell, 4.5 * cell, 32);
+  points.insert(points.end(), farther.begin(), farther.end());
+  int inside = 0, by_pseudo_normal_beyond_one_cell = 0;
+  for (const Vec& p : points) {
+    const double w = BruteForceWindingNumber(sdf_->mesh(), p);
+    ASSERT_LT(std::abs(w - std::round(w)), 1e-6) << "point on the surface? " << p.transpose();
+    const bool is_inside = std::round(w) == 1;
+    const SignedDistanceResult r = sdf_->Query(p);
+    ASSERT_EQ(r.distance < 0, is_inside) << GetParam().name << " at " << p.transpose() << " sd " << r.distance;
+    inside += is_inside;
+    const double d = std::abs(r.distance);
+    by_pseudo_normal_beyond_one_cell += d > cell && d < 4 * cell;
+  }
+  EXPECT_GT(inside, 400);
+  EXPECT_LT(inside, 3600);
+  EXPECT_GT(by_pseudo_normal_beyond_one_cell, 1000);  // the band the rule was widened to is covered
+}
+
 TEST_P(MeshSdfShapeTest, MagnitudeIsTheBruteForceDistance) {
   auto points = UniformAround(1500, 1.3, 31);
   const auto near = NearFeaturePoints(sdf_->mesh(), 1500, 1e-6, 0.05, 32);
