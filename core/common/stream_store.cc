@@ -37,9 +37,4 @@ void StreamFence() {
 #endif
 }
 
-void StreamCopy(const float* src, size_t n, float* dst) {
-  StreamCopyUnfenced(src, n, dst);
-  StreamFence();
-}
-
 }  // namespace taxel

@@ -9,17 +9,14 @@
 namespace taxel {
 
 /// dst[i] = src[i] for i < n, the same values as std::copy, with non-temporal stores where the
-/// CPU has AVX2 (the parts of dst not 32-byte aligned by ordinary stores), then a store fence, so
-/// that the values are ordered before any later store of this thread (e.g. a release to another
-/// thread). Plain std::copy elsewhere. src and dst must not overlap.
-void StreamCopy(const float* src, size_t n, float* dst);
-
-/// StreamCopy without the fence, for several copies in a row: this thread reads the values back
-/// as usual, but other threads may see them only after a StreamFence() of this thread (a fence
-/// costs about as much as streaming 3 KB, so one per batch of copies rather than one per copy).
+/// CPU has AVX2 (the parts of dst not 32-byte aligned by ordinary stores); plain std::copy
+/// elsewhere. src and dst must not overlap. This thread reads the values back as usual; other
+/// threads may see them only after a StreamFence() of this thread. A fence costs about as much as
+/// streaming 3 KB, so batch the copies and fence once (Sensor::FinishMeasured: once per env).
 void StreamCopyUnfenced(const float* src, size_t n, float* dst);
 
-/// Orders every earlier StreamCopyUnfenced of this thread before its later stores.
+/// Orders every earlier StreamCopyUnfenced of this thread before its later stores (e.g. a release
+/// to another thread).
 void StreamFence();
 
 }  // namespace taxel
