@@ -5,6 +5,7 @@
 #define TAXEL_SERVER_CODEC_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -165,7 +166,10 @@ absl::Status CheckEnumValues(const google::protobuf::Message& message);
 struct ChannelArray {
   v1::DType dtype = v1::DTYPE_UNSPECIFIED;
   std::vector<int64_t> probe_shape;
-  const char* data = nullptr;
+  const char* data = nullptr;  // env e's block at data + e·bytes_per_env; null when copy_env gives it
+  /// When set, copies env e's block (bytes_per_env bytes) to dst: for readings not kept in one
+  /// contiguous array (a measured force or torque still in the delay ring, Sensor::CopyMeasured).
+  std::function<void(int32_t env, char* dst)> copy_env;
   size_t bytes_per_env = 0;
   size_t item_size = 4;    // bytes per element
   absl::string_view name;  // the reading's channel name; empty: ChannelName(channel)
@@ -177,7 +181,8 @@ ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch
 ChannelArray GradientOutput(const sensors::Sensor& sensor, sensors::Channel channel);
 
 /// Copies the blocks of `envs` (in that order) of `array` to `dst`, which holds
-/// len(envs)·bytes_per_env bytes: one memcpy when `envs` is 0, 1, ..., num_envs − 1.
+/// len(envs)·bytes_per_env bytes: one memcpy when `envs` is 0, 1, ..., num_envs − 1 (and the
+/// array is contiguous), else one copy per env.
 void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst);
 /// True when `envs` is 0, 1, ..., num_envs − 1 (the env blocks are one contiguous run).
 bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs);

@@ -289,11 +289,22 @@ bool IsAllEnvsInOrder(absl::Span<const int32_t> envs, int num_envs) {
 }
 
 ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch, sensors::Channel channel) {
-  const sensors::SensorOutputs& o = sensor.outputs(branch);
   const int width = sensors::ChannelWidth(channel);
   ChannelArray a;
   a.probe_shape = sensor.layout().shape();
   if (width == 3) a.probe_shape.push_back(3);
+  a.bytes_per_env = static_cast<size_t>(sensor.num_probes()) * width * sizeof(float);
+  if (branch == sensors::Branch::kMeasured && sensor.measured_in_ring() &&
+      (channel == sensors::Channel::kForce || channel == sensors::Channel::kTorque)) {
+    // Taken from the delay ring, where the step left them, rather than copied into the output
+    // arrays first (outputs() would).
+    a.dtype = v1::FLOAT32;
+    a.copy_env = [&sensor, channel](int32_t e, char* dst) {
+      sensor.CopyMeasured(e, channel, reinterpret_cast<float*>(dst));
+    };
+    return a;
+  }
+  const sensors::SensorOutputs& o = sensor.outputs(branch);
   const void* src = nullptr;
   size_t item_size = 4;
   switch (channel) {
@@ -329,6 +340,10 @@ ChannelArray GradientOutput(const sensors::Sensor& sensor, sensors::Channel chan
 
 void GatherEnvs(const ChannelArray& array, absl::Span<const int32_t> envs, int num_envs, char* dst) {
   const size_t block = array.bytes_per_env;
+  if (array.copy_env) {
+    for (int32_t e : envs) array.copy_env(e, dst), dst += block;
+    return;
+  }
   if (IsAllEnvsInOrder(envs, num_envs)) {
     if (block * envs.size() > 0) std::memcpy(dst, array.data, block * envs.size());
     return;

@@ -107,7 +107,7 @@ void ReadingsWireWriter::BuildSparse(Executor* pool) {
   size_t values_bytes = 0, mask_bytes = 0;
   for (Reading& r : readings_) {
     for (Channel& ch : r.channels) {
-      if (all_envs) {
+      if (all_envs && ch.array.data != nullptr) {
         ch.dense = ch.array.data;
       } else {
         ch.gathered.resize(ch.data_size);

@@ -86,7 +86,10 @@ void CopyChannel(const sensors::Sensor& sensor, sensors::Branch branch, const Vi
                  std::vector<float>* out) {
   // The channel's array as a reading carries it (BOOL contact flags, FLOAT32 otherwise).
   const ChannelArray a = ChannelOutput(sensor, branch, c.channel);
-  const char* env_data = a.data + static_cast<size_t>(env) * a.bytes_per_env;
+  std::vector<char> block(a.bytes_per_env);
+  const int32_t e = env;
+  GatherEnvs(a, absl::MakeConstSpan(&e, 1), sensor.num_envs(), block.data());
+  const char* env_data = block.data();
   const size_t n = static_cast<size_t>(sensor.num_probes());
   const int width = sensors::ChannelWidth(c.channel);
   out->resize(n);

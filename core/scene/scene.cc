@@ -338,7 +338,7 @@ void Scene::CommitPoses(const StepInput& in, absl::Span<const int32_t> envs) {
   }
   if (!in.continues_step || step_count_ == 0) ++step_count_;
   for (auto& [id, sensor] : sensors_) {
-    if (sensor->pipeline()) sensor->pipeline()->Prepare(in.dt);
+    sensor->PrepareMeasured(in.dt);
   }
 }
 

@@ -293,7 +293,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   // The sample reported now (its age: 0 the current one; read by the caller right after): when it
   // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
   const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
-  if (age > 0 && static_cast<uint64_t>(age) <= written_[env]) {
+  if (!report_in_ring_ && age > 0 && static_cast<uint64_t>(age) <= written_[env]) {
     const float* reported = &ring_data_[RingOffset(env, written_[env] - age, ring_)];
     for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
   }
@@ -316,6 +316,8 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     current = slot;
   }
   ++written_[env];
+  // The current sample is also in its slot (streamed there) when there is a ring.
+  if (report_in_ring_ && slot != nullptr) current = slot;
   if (spec_.delay <= 0) return current;
   if (static_cast<uint64_t>(age) >= written_[env]) return nullptr;  // not filled yet: reads 0
   if (age == 0) return current;

@@ -109,6 +109,16 @@ class MeasuredPipeline {
   /// Sensor::FinishMeasured does).
   const float* Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
 
+  /// With `on`, Process returns the reported sample's ring slot whenever the pipeline keeps a ring
+  /// (a delay or a history), never a workspace copy, and does not prefetch it: for a caller that
+  /// reads it later, from the ring (Sensor's ring-backed readings). Off by default.
+  void set_report_in_ring(bool on) { report_in_ring_ = on; }
+  /// True when p points into the ring (a sample stays there until the env's next Process or
+  /// ResetEnv, or a Prepare that grows the ring).
+  bool InRing(const float* p) const {
+    return !ring_data_.empty() && p >= ring_data_.data() && p < ring_data_.data() + ring_data_.size();
+  }
+
   /// History sample h (0 = newest) of env e: n·C floats, or nullptr when fewer than h + 1
   /// samples exist since the last reset (the sample then reads 0).
   const float* History(int env, int h) const;
@@ -168,6 +178,7 @@ class MeasuredPipeline {
   }
   // Ring of the last `ring_` samples per env: [E][ring_][n·C]; written_[e] = samples pushed.
   int ring_ = 0;
+  bool report_in_ring_ = false;
   std::vector<float> ring_data_;
   std::vector<uint64_t> written_;
 };

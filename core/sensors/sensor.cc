@@ -168,7 +168,9 @@ size_t Sensor::EstimateBytes(const SensorSpec& spec, int num_envs, bool warm_sta
     per_probe += 4 * w * (6 + static_cast<size_t>(std::max(spec.imperfections.history_length, 2)));
   }
   if (warm_starts && TraitsOf(spec.kind).evaluator == Evaluator::kProbeRange) per_probe += sizeof(ProbeWarmStart);
-  return per_probe * spec.probe_local_pos.size() * static_cast<size_t>(std::max(num_envs, 0));
+  const size_t envs = static_cast<size_t>(std::max(num_envs, 0));
+  // With imperfections, one ring pointer per env (measured_ring_).
+  return per_probe * spec.probe_local_pos.size() * envs + (spec.imperfections.any() ? sizeof(const float*) * envs : 0);
 }
 
 Sensor::~Sensor() = default;
@@ -262,6 +264,11 @@ absl::StatusOr<std::unique_ptr<Sensor>> Sensor::Create(SensorId id, SensorSpec s
     sensor->pipeline_ = std::make_unique<MeasuredPipeline>(
         sensor->spec_.imperfections, sensor->layout_, GroupsOf(sensor->kind()), num_envs, seed, id.value(), env_offset);
     if (!sensor->one_task_per_env()) sensor->raw_measured_.assign(n * WidthOf(sensor->kind()), 0.f);
+    if (sensor->kind() == SensorKind::kKinematicTaxel || sensor->kind() == SensorKind::kProximityTaxel) {
+      // Their readings are read from the ring where there is one (outputs(), CopyMeasured).
+      sensor->pipeline_->set_report_in_ring(true);
+      sensor->measured_ring_.assign(num_envs, nullptr);
+    }
   }
   return sensor;
 }
@@ -293,14 +300,31 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SplitForceTorq
   }
 }
 
+// out[k·width + a] = sample[k·W + offset + a] for n probes: one channel of a pipeline sample.
+void CopyChannelOfSample(const float* sample, size_t n, int W, int offset, int width, float* out) {
+  for (size_t k = 0; k < n; ++k) {
+    for (int a = 0; a < width; ++a) out[k * width + a] = sample[k * W + offset + a];
+  }
+}
+
 }  // namespace
 
 void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws) {
   const int n = layout_.size();
   const int W = measured_width();
   const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);
-  if (out == nullptr) out = ws.TakeZeroed<float>(static_cast<size_t>(n) * W);  // a delay not yet filled reads 0
   const size_t base = static_cast<size_t>(env) * n;
+  if (!measured_ring_.empty()) {
+    // Force and torque stay in the ring when the sample is there: no read of it and no copy in
+    // the step (a reader takes them from there, or outputs() copies them on first use).
+    measured_ring_[env] = out != nullptr && pipeline_->InRing(out) ? out : nullptr;
+    if (measured_ring_[env] != nullptr) {
+      ring_pending_.store(true, std::memory_order_relaxed);  // published by the end of the step
+      StreamFence();  // the ring slot this step streamed
+      return;
+    }
+  }
+  if (out == nullptr) out = ws.TakeZeroed<float>(static_cast<size_t>(n) * W);  // a delay not yet filled reads 0
   switch (kind()) {
     // The output arrays are larger than the caches and read only after the step: the env's
     // values are split in the workspace and streamed out (no read of the lines they overwrite).
@@ -345,6 +369,36 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
   StreamFence();
 }
 
+void Sensor::MaterializeMeasured() const {
+  std::lock_guard<std::mutex> lock(materialize_mu_);
+  if (!ring_pending_.load(std::memory_order_relaxed)) return;  // another reader did it
+  const size_t n = static_cast<size_t>(layout_.size());
+  for (size_t e = 0; e < measured_ring_.size(); ++e) {
+    if (measured_ring_[e] == nullptr) continue;
+    SplitForceTorque(measured_ring_[e], static_cast<int>(n), &measured_.force[e * n * 3], &measured_.torque[e * n * 3]);
+    measured_ring_[e] = nullptr;
+  }
+  ring_pending_.store(false, std::memory_order_release);
+}
+
+void Sensor::CopyMeasured(int env, Channel c, float* out) const {
+  const size_t n = static_cast<size_t>(layout_.size());
+  std::lock_guard<std::mutex> lock(materialize_mu_);  // against a MaterializeMeasured of another reader
+  const float* sample = measured_ring_.empty() ? nullptr : measured_ring_[env];
+  if (sample != nullptr) {
+    CopyChannelOfSample(sample, n, measured_width(), c == Channel::kTorque ? 3 : 0, 3, out);
+    return;
+  }
+  const std::vector<float>& v = c == Channel::kTorque ? measured_.torque : measured_.force;
+  std::copy_n(&v[static_cast<size_t>(env) * n * 3], n * 3, out);
+}
+
+void Sensor::PrepareMeasured(double dt) {
+  if (pipeline_ == nullptr) return;
+  if (pipeline_->RingGrowthBytes(dt) > 0 && measured_in_ring()) MaterializeMeasured();  // the ring moves
+  pipeline_->Prepare(dt);
+}
+
 const std::vector<Channel>& Sensor::history_channels() const { return TraitsOf(kind()).history; }
 
 void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
@@ -353,8 +407,10 @@ void Sensor::CopyHistory(int env, int h, Channel c, float* out) const {
   const int width = ChannelWidth(c);
   const int offset = c == Channel::kTorque ? 3 : 0;
   const float* sample = pipeline_->History(env, h);
-  for (int k = 0; k < n; ++k) {
-    for (int a = 0; a < width; ++a) out[k * width + a] = sample ? sample[k * W + offset + a] : 0.f;
+  if (sample == nullptr) {
+    std::fill_n(out, static_cast<size_t>(n) * width, 0.f);
+  } else {
+    CopyChannelOfSample(sample, n, W, offset, width, out);
   }
 }
 
@@ -387,6 +443,7 @@ void Sensor::ResetEnv(int env, uint32_t reset_count) {
   zero(warm_, 1, ProbeWarmStart{});
   if (pipeline_) {
     zero(raw_measured_, measured_width(), 0.f);
+    if (!measured_ring_.empty()) measured_ring_[env] = nullptr;  // reads the zeros above
     pipeline_->ResetEnv(env, reset_count);
   }
   if (tracked_) tracked_->ResetEnv(env);
@@ -395,14 +452,14 @@ void Sensor::ResetEnv(int env, uint32_t reset_count) {
 size_t Sensor::memory_bytes() const {
   size_t total = sizeof(*this) + latch_.capacity() + latch_measured_.capacity() + ignored_.capacity() +
                  raw_measured_.capacity() * 4 + warm_.capacity() * sizeof(ProbeWarmStart);
-  for (const SensorOutputs* o : {&truth_, &measured_}) {
+  for (const SensorOutputs* o : {&truth_, static_cast<const SensorOutputs*>(&measured_)}) {
     total += o->contact.capacity() +
              4 * (o->depth.capacity() + o->normal.capacity() + o->area.capacity() + o->partner.capacity() +
                   o->force.capacity() + o->torque.capacity() + o->displacement.capacity() +
                   o->depth_gradient.capacity() + o->force_gradient.capacity());
   }
   if (tracked_) total += tracked_->memory_bytes();
-  if (pipeline_) total += pipeline_->memory_bytes();
+  if (pipeline_) total += pipeline_->memory_bytes() + measured_ring_.capacity() * sizeof(const float*);
   return total + layout_.size() * (sizeof(Eigen::Vector3d) * 2 + sizeof(double));
 }
 

@@ -2,8 +2,10 @@
 #ifndef TAXEL_CORE_SENSORS_SENSOR_H_
 #define TAXEL_CORE_SENSORS_SENSOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -130,7 +132,15 @@ class Sensor {
   const std::vector<Channel>& channels() const { return channels_; }
   bool has_channel(Channel c) const;
 
-  const SensorOutputs& outputs(Branch b) const { return b == Branch::kMeasured && pipeline_ ? measured_ : truth_; }
+  /// The outputs of branch b. The measured force and torque of a kinematic or proximity taxel whose
+  /// pipeline keeps a ring (a delay or a history) stay in the ring after a step; the first call
+  /// for the measured branch after a step copies them into the arrays (thread-safe). Readers that
+  /// copy them out anyway use CopyMeasured instead, which reads them where they are.
+  const SensorOutputs& outputs(Branch b) const {
+    if (b != Branch::kMeasured || !pipeline_) return truth_;
+    if (measured_in_ring()) MaterializeMeasured();
+    return measured_;
+  }
   SensorOutputs& mutable_truth() { return truth_; }
   /// Schmitt-trigger latch per (env, probe) of the ground-truth branch.
   std::vector<uint8_t>& latch() { return latch_; }
@@ -153,6 +163,15 @@ class Sensor {
   float* raw_measured(int env, Workspace& ws);
   /// Runs the pipeline for env e on `raw` (from raw_measured) and fills the measured outputs.
   void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
+  /// True when some env's measured force and torque are still in the pipeline's ring (see outputs()).
+  bool measured_in_ring() const { return ring_pending_.load(std::memory_order_acquire); }
+  /// Copies channel c (kForce or kTorque) of env e's measured reading into out (n·3 floats) from
+  /// where it is: the ring or the output arrays. The same values as outputs(kMeasured) holds.
+  /// @pre pipeline() and the kind has c.
+  void CopyMeasured(int env, Channel c, float* out) const;
+  /// Grows the pipeline's ring when a step of `dt` needs more slots, first copying readings still
+  /// in the old ring into the output arrays. Call before the step's measured branches.
+  void PrepareMeasured(double dt);
   /// The channels a history read returns (those carried by the pipeline).
   const std::vector<Channel>& history_channels() const;
   /// Copies history sample h (0 newest) of env e, channel c, into out (n·width floats; zeros
@@ -197,7 +216,15 @@ class Sensor {
   std::vector<uint8_t> ignored_;
   double release_threshold_ = 0;
   std::vector<Channel> channels_;
-  SensorOutputs truth_, measured_;
+  SensorOutputs truth_;
+  // measured_'s force and torque of env e are at measured_ring_[e] (n·6 interleaved floats in the
+  // pipeline's ring) when that is not null; ring_pending_ when any is. MaterializeMeasured copies
+  // them into measured_ under materialize_mu_.
+  mutable SensorOutputs measured_;
+  mutable std::vector<const float*> measured_ring_;
+  mutable std::atomic<bool> ring_pending_{false};
+  mutable std::mutex materialize_mu_;
+  void MaterializeMeasured() const;
   std::vector<uint8_t> latch_, latch_measured_;
   std::vector<ProbeWarmStart> warm_;
   std::unique_ptr<MeasuredPipeline> pipeline_;

@@ -99,6 +99,47 @@ TEST_F(StepWireTest, ProtobufParsesTheBytesIntoTheMessageEncodeReadingsBuilds) {
   }
 }
 
+TEST_F(StepWireTest, DelayedForceAndTorqueAreEncodedFromTheRingAsFromTheArrays) {
+  // "kin" with a delay of one step and noise: after a step its measured force and torque are
+  // still in the delay ring, and the writer takes them from there (ChannelArray::copy_env). The
+  // reference encoder reads the output arrays (outputs() copies the ring into them first), so
+  // each case is written before the reference runs, on readings fresh from a step.
+  scene::SceneSpec spec = GraspSpec("wire", kEnvs, SphereShape(kBallR));
+  spec.sensors[0].imperfections.delay = 0.01;
+  spec.sensors[0].imperfections.noise = 1e-3;
+  local_ = LocalScene::Create(spec);
+  ASSERT_NE(local_, nullptr);
+  const sensors::Sensor* kin = local_->scene().sensors().front();
+  ASSERT_EQ(kin->spec().name, "kin");
+  v1::ReadSpec measured, both;
+  measured.add_branches(v1::MEASURED);
+  both.add_branches(v1::MEASURED);
+  both.add_branches(v1::GROUND_TRUTH);
+  both.set_sparse(true);
+  int step = 0;
+  for (const v1::ReadSpec& read : {measured, both}) {
+    for (const std::vector<int32_t>& envs : {std::vector<int32_t>{0, 1, 2, 3}, {2, 0}, {3}}) {
+      SCOPED_TRACE(read.ShortDebugString() + " envs " + std::to_string(envs.size()));
+      for (int k = 0; k < 2; ++k, ++step) ASSERT_TRUE(local_->Step(MovingPoses(kEnvs, step)).ok());
+      ASSERT_TRUE(kin->measured_in_ring());
+      auto plan = PlanRead(read, local_->scene(), "read");
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      v1::StepResponse parsed;
+      ASSERT_TRUE(parsed.ParseFromString(WireBytes(*plan, envs, v1::StepResponse())));
+      ASSERT_TRUE(kin->measured_in_ring()) << "the writer read the ring without copying it out";
+      v1::StepResponse expected = Head(envs);
+      EncodeReadings(*plan, envs, kEnvs, expected.mutable_readings());
+      ASSERT_FALSE(kin->measured_in_ring());
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(parsed, expected))
+          << parsed.ShortDebugString().substr(0, 2000);
+      // The measured force differs from the truth (noise), so the comparison is not vacuous.
+      const auto& m = kin->outputs(sensors::Branch::kMeasured).force;
+      const auto& t = kin->outputs(sensors::Branch::kGroundTruth).force;
+      EXPECT_NE(m, t);
+    }
+  }
+}
+
 TEST_F(StepWireTest, OneChannelPerReadingGivesProtobufsOwnBytes) {
   // With one map entry per reading the map order cannot differ: byte-for-byte protobuf's output.
   for (const char* channel : {"force", "depth", "contact", "partner"}) {

@@ -41,6 +41,9 @@ void EncodeReadings(const ReadPlan& plan, absl::Span<const int32_t> envs, int /*
       r->set_sensor(s.spec().name);
       r->set_sensor_id(s.id().value());
       r->set_branch(b == sensors::Branch::kMeasured ? v1::MEASURED : v1::GROUND_TRUTH);
+      // The output arrays themselves: outputs() first copies readings still in a delay ring
+      // into them, so that ChannelOutput points at them.
+      s.outputs(b);
       for (sensors::Channel c : item.channels) {
         v1::Tensor& t = (*r->mutable_channels())[std::string(sensors::ChannelName(c))];
         const ChannelArray a = ChannelOutput(s, b, c);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "core/geometry/mesh_generators.h"
 #include "gmock/gmock.h"
@@ -367,6 +368,55 @@ TEST(SceneDeterminismTest, BitIdenticalAcrossThreadCounts) {
   int touching = 0;
   for (float d : (*scene)->FindSensor("depth")->outputs(Branch::kGroundTruth).depth) touching += d > 0;
   EXPECT_GT(touching, 16);
+}
+
+TEST(SceneDeterminismTest, ReadersOfDelayedForcesOnSeveralThreadsAgree) {
+  // A kinematic taxel with a delay of one step, stepped on two threads: its measured force and
+  // torque stay in the delay ring after a step. Four readers at once, two copying them out of the
+  // ring (CopyMeasured) and two through outputs(), which copies the ring into the arrays for
+  // everyone: all see the same numbers, the previous step's truth (the TSan build checks that
+  // they synchronise).
+  constexpr int kEnvs = 16;
+  geometry::MeshStore meshes;
+  SceneSpec spec = PadAndBall(kEnvs);
+  spec.sensors.push_back(GridSensor("kin", SensorKind::kKinematicTaxel));
+  spec.sensors.back().imperfections.delay = 0.01;
+  auto scene = Scene::Create(spec, meshes);
+  ASSERT_TRUE(scene.ok()) << scene.status();
+  const sensors::Sensor* kin = (*scene)->FindSensor("kin");
+  server::ThreadPool pool(2);
+  std::vector<float> previous_truth;
+  for (int step = 0; step < 2; ++step) {
+    std::vector<double> poses;
+    for (int e = 0; e < kEnvs; ++e) {
+      auto p = PosesXyzw({Eigen::Vector3d::Zero(), Eigen::Vector3d(0.001 * e, 0, kPadHalfZ + kBallR - 0.0005 - 0.0002 * step)});
+      poses.insert(poses.end(), p.begin(), p.end());
+    }
+    StepInput in;
+    in.poses = poses;
+    in.quat_order = QuatOrder::kXyzw;
+    in.dt = 0.01;
+    ASSERT_TRUE((*scene)->Step(in, pool).ok());
+    if (step == 0) previous_truth = kin->outputs(Branch::kGroundTruth).force;
+  }
+  ASSERT_TRUE(kin->measured_in_ring());
+  const size_t per_env = static_cast<size_t>(kin->num_probes()) * 3;
+  std::vector<std::vector<float>> seen(4, std::vector<float>(per_env * kEnvs));
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 4; ++r) {
+    readers.emplace_back([&, r] {
+      if (r % 2 == 0) {
+        for (int e = 0; e < kEnvs; ++e) kin->CopyMeasured(e, sensors::Channel::kForce, &seen[r][e * per_env]);
+      } else {
+        seen[r] = kin->outputs(Branch::kMeasured).force;
+      }
+    });
+  }
+  for (auto& t : readers) t.join();
+  int pressed = 0;
+  for (float f : previous_truth) pressed += f != 0;
+  ASSERT_GT(pressed, kEnvs) << "the setup must press probes, or the comparison proves nothing";
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(seen[r], previous_truth) << "reader " << r;
 }
 
 TEST(SceneMemoryTest, TheWorkersScratchIsCountedAndASteadyStepAllocatesNothing) {

@@ -1,5 +1,6 @@
 // The measured branch through the scene: hysteresis, gains, dead taxels, the measured Schmitt
 // trigger, history and delay, crosstalk no-ops and blur, the dt check on jitter, determinism.
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -499,6 +500,91 @@ TEST(MeasuredBranchTest, WithoutJitterTheDelayIsRoundDelayOverDtStepsZeroInclude
       EXPECT_EQ(depth->outputs(Branch::kMeasured).depth[0], i >= c.age ? truth[i - c.age] : 0.f)
           << "delay " << c.delay << " step " << k;
     }
+  }
+}
+
+TEST(MeasuredBranchTest, DelayedForceAndTorqueAreReadFromTheRingAndMaterialisedOnDemand) {
+  // A kinematic taxel with a delay of 2 steps (dt = 0.01 s) and no other imperfection: its measured
+  // force and torque at step k are the truth's of step k − 2, bit for bit (0 before the first
+  // sample). After a step they stay in the delay ring; CopyMeasured reads them there, and the
+  // first outputs(kMeasured) copies them into the arrays. Three envs, each pressed differently.
+  // The step is then taken for env 0 only, with dt halved, which grows the ring (0.02 / 0.005 + 1
+  // = 5 slots instead of 3): envs 1 and 2 keep their readings. A reset of env 2 reads 0.
+  const int kEnvs = 3;
+  Rig rig(kEnvs);
+  SensorSpec k = OneProbe("kin", SensorKind::kKinematicTaxel);
+  k.probe_local_pos = {Eigen::Vector3d(0.004, 0.001, kTop)};  // off-centre: torque ≠ 0
+  k.imperfections.delay = 0.02;
+  const Sensor* kin = rig.Add(k);
+  ASSERT_NE(kin, nullptr);
+  // truth[k][e]: force then torque of env e after step k.
+  std::vector<std::vector<std::array<float, 6>>> truth;
+  auto copy = [&](int e, Channel c) {
+    std::array<float, 3> v{-1, -1, -1};
+    kin->CopyMeasured(e, c, v.data());
+    return v;
+  };
+  for (int step = 0; step < 5; ++step) {
+    std::vector<Placement> pl;
+    for (int e = 0; e < kEnvs; ++e) pl.push_back(Ball(0.0002 + 0.0001 * e + 0.0002 * step, 0.001 * e));
+    ASSERT_TRUE(rig.Step(pl).ok());
+    const auto& t = kin->outputs(Branch::kGroundTruth);
+    auto& now = truth.emplace_back(kEnvs);
+    for (int e = 0; e < kEnvs; ++e) {
+      for (int a = 0; a < 3; ++a) now[e][a] = t.force[e * 3 + a], now[e][3 + a] = t.torque[e * 3 + a];
+      ASSERT_LT(now[e][2], 0.f) << "env " << e << " in contact";
+      ASSERT_NE(now[e][3], 0.f);
+    }
+    EXPECT_EQ(kin->measured_in_ring(), step >= 2) << "step " << step << ": before that the reading is 0";
+    for (int e = 0; e < kEnvs; ++e) {
+      const auto f = copy(e, Channel::kForce), tq = copy(e, Channel::kTorque);
+      for (int a = 0; a < 3; ++a) {
+        EXPECT_EQ(f[a], step >= 2 ? truth[step - 2][e][a] : 0.f) << "step " << step << " env " << e;
+        EXPECT_EQ(tq[a], step >= 2 ? truth[step - 2][e][3 + a] : 0.f) << "step " << step << " env " << e;
+      }
+    }
+    const auto& m = kin->outputs(Branch::kMeasured);  // materialises
+    EXPECT_FALSE(kin->measured_in_ring());
+    for (int e = 0; e < kEnvs; ++e) {
+      for (int a = 0; a < 3; ++a) {
+        EXPECT_EQ(m.force[e * 3 + a], step >= 2 ? truth[step - 2][e][a] : 0.f);
+        EXPECT_EQ(m.torque[e * 3 + a], step >= 2 ? truth[step - 2][e][3 + a] : 0.f);
+      }
+    }
+  }
+  // Env 0 alone with dt = 0.005 s, which grows the ring (the readings of envs 1 and 2 must be
+  // copied out of the old ring first: read from its freed memory, they would often still look
+  // right here, but the ASan build reports the use after free).
+  const std::vector<int32_t> only0 = {0};
+  std::vector<double> poses = PosesXyzw({Eigen::Vector3d::Zero(), Ball(0.0003).ball, Placement().slab});
+  StepInput in;
+  in.env_ids = only0;
+  in.poses = poses;
+  in.quat_order = QuatOrder::kXyzw;
+  in.dt = 0.005;
+  // Leave the readings in the ring before the growth: a fresh step with dt = 0.01 for all first.
+  std::vector<Placement> pl;
+  for (int e = 0; e < kEnvs; ++e) pl.push_back(Ball(0.0003 + 0.0001 * e, 0.001 * e));
+  ASSERT_TRUE(rig.Step(pl).ok());  // step index 5: reads step 3's truth
+  ASSERT_TRUE(kin->measured_in_ring());
+  InlineExecutor inline_executor;
+  ASSERT_TRUE(rig.scene().Step(in, inline_executor).ok());  // step index 6 of env 0
+  for (int e = 1; e < kEnvs; ++e) {
+    const auto f = copy(e, Channel::kForce), tq = copy(e, Channel::kTorque);
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_EQ(f[a], truth[3][e][a]) << "env " << e << " was not stepped: it keeps its reading";
+      EXPECT_EQ(tq[a], truth[3][e][3 + a]) << "env " << e;
+    }
+  }
+  // Env 2 reset: it reads 0; env 1 keeps its reading, in the ring or the arrays.
+  ASSERT_TRUE(rig.scene().Reset(std::vector<int32_t>{2}).ok());
+  const auto f1 = copy(1, Channel::kForce), f2 = copy(2, Channel::kForce);
+  const auto& m = kin->outputs(Branch::kMeasured);
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_EQ(f2[a], 0.f);
+    EXPECT_EQ(m.force[6 + a], 0.f);
+    EXPECT_EQ(f1[a], truth[3][1][a]);
+    EXPECT_EQ(m.force[3 + a], truth[3][1][a]);
   }
 }
 

@@ -203,13 +203,14 @@ TEST(SensorEstimateBytesTest, HandCountedPerKind) {
   EXPECT_EQ(Sensor::EstimateBytes(RowSpec(SensorKind::kContactDepthProbe, 4), 3), 300u);
   // ElastomerTaxel: 1 + displacement 12 = 13 B; × 5 × 1.
   EXPECT_EQ(Sensor::EstimateBytes(RowSpec(SensorKind::kElastomerTaxel, 5), 1), 65u);
-  // KinematicTaxel with noise: (1 + 12 + 12)·2 + 4·6·(6 + 2) = 242 B; × 4 probes × 3 envs = 2904 B.
+  // KinematicTaxel with noise: (1 + 12 + 12)·2 + 4·6·(6 + 2) = 242 B; × 4 probes × 3 envs = 2904 B,
+  // and a ring pointer of 8 B per env: 2928 B.
   SensorSpec noisy = RowSpec(SensorKind::kKinematicTaxel, 4);
   noisy.imperfections.noise = 0.1;
-  EXPECT_EQ(Sensor::EstimateBytes(noisy, 3), 2904u);
-  // A history of 5 samples: (25)·2 + 4·6·(6 + 5) = 314 B per probe.
+  EXPECT_EQ(Sensor::EstimateBytes(noisy, 3), 2928u);
+  // A history of 5 samples: (25)·2 + 4·6·(6 + 5) = 314 B per probe, + 8 B for the env.
   noisy.imperfections.history_length = 5;
-  EXPECT_EQ(Sensor::EstimateBytes(noisy, 1), 4u * 314u);
+  EXPECT_EQ(Sensor::EstimateBytes(noisy, 1), 4u * 314u + 8u);
   EXPECT_EQ(Sensor::EstimateBytes(noisy, 0), 0u);
   EXPECT_EQ(Sensor::EstimateBytes(noisy, -3), 0u) << "negative env counts estimate nothing";
 }
