@@ -16,6 +16,17 @@ inline bool CpuHasAvx2() {
 #endif
 }
 
+/// True when the CPU runs AVX2 and FMA (the normals' AVX2 path, core/common/rng.cc); checked once
+/// per process. Always false off x86-64.
+inline bool CpuHasAvx2Fma() {
+#if defined(__x86_64__)
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
 /// True when the CPU and the OS run AVX-512 F (the 512-bit registers and their mask registers);
 /// checked once per process. Always false off x86-64.
 inline bool CpuHasAvx512() {

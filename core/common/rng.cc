@@ -1,6 +1,7 @@
 #include "core/common/rng.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/common/cpu_features.h"
@@ -30,18 +31,19 @@ inline float FastLog(float x) {
   m = big ? half : m;
   e += static_cast<int>(big);
   const float t = (m - 1.f) / (m + 1.f), t2 = t * t;
-  const float series = 1.f + t2 * (1.f / 3 + t2 * (1.f / 5 + t2 * (1.f / 7 + t2 * (1.f / 9))));
+  const float series = std::fma(t2, std::fma(t2, std::fma(t2, std::fma(t2, 1.f / 9, 1.f / 7), 1.f / 5), 1.f / 3), 1.f);
   return static_cast<float>(e) * 0.693147180559945f + 2.f * t * series;
 }
 
 // cos and sin of 2π·u, u in [0, 1): u = q/4 + r with q the nearest quarter, |r| ≤ 1/8, so that
-// φ = 2πr is in [−π/4, π/4] where the Taylor series to φ^8 / φ^9 are float-accurate; then the
-// rotation by q quarter turns.
+// φ = 2πr is in [−π/4, π/4] where the Taylor series to φ^8 / φ^9 are float-accurate (Horner steps
+// fused: std::fma here, FMA instructions in the vector paths); then the rotation by q quarter turns.
 inline void SinCosTurns(float u, float* c, float* s) {
   const float q = static_cast<float>(static_cast<int>(4.f * u + 0.5f));  // u ≥ 0: round half up
   const float phi = 6.28318530718f * (u - 0.25f * q), p2 = phi * phi;
-  const float cp = 1.f + p2 * (-1.f / 2 + p2 * (1.f / 24 + p2 * (-1.f / 720 + p2 * (1.f / 40320))));
-  const float sp = phi * (1.f + p2 * (-1.f / 6 + p2 * (1.f / 120 + p2 * (-1.f / 5040 + p2 * (1.f / 362880)))));
+  const float cp = std::fma(p2, std::fma(p2, std::fma(p2, std::fma(p2, 1.f / 40320, -1.f / 720), 1.f / 24), -1.f / 2), 1.f);
+  const float sp =
+      phi * std::fma(p2, std::fma(p2, std::fma(p2, std::fma(p2, 1.f / 362880, -1.f / 5040), 1.f / 120), -1.f / 6), 1.f);
   const int quarter = static_cast<int>(q) & 3;
   // Quarter turns: 0 (c, s), 1 (−s, c), 2 (−c, −s), 3 (s, −c): odd quarters swap, quarters 1
   // and 2 negate the cosine, 2 and 3 the sine.
@@ -93,8 +95,11 @@ void NormalsBatchPortable(uint32_t k0_in, uint32_t k1_in, uint32_t c0, uint32_t 
 
 #if defined(__x86_64__)
 // NormalsBatchPortable with AVX2 intrinsics, one lane per block: the same operations in the same
-// order (no FMA), so the two give bit-identical numbers.
+// order (the series' steps fused, as std::fma is there; no other contraction: -ffp-contract=off),
+// so the two give bit-identical numbers.
 #define TAXEL_AVX2 __attribute__((target("avx2")))
+// The normals' polynomials use FMA (every AVX2 CPU of the last decade has it; checked at run time).
+#define TAXEL_AVX2_FMA __attribute__((target("avx2,fma")))
 
 TAXEL_AVX2 inline __m256i MulHiLo(__m256i a, __m256i m, __m256i* lo) {
   // 32×32 → 64-bit products of the even lanes, then of the odd lanes (shifted down).
@@ -104,7 +109,7 @@ TAXEL_AVX2 inline __m256i MulHiLo(__m256i a, __m256i m, __m256i* lo) {
   return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-TAXEL_AVX2 inline __m256 FastLog8(__m256 x) {
+TAXEL_AVX2_FMA inline __m256 FastLog8(__m256 x) {
   const __m256i bits = _mm256_castps_si256(x);
   __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
   __m256 m = _mm256_castsi256_ps(
@@ -114,29 +119,29 @@ TAXEL_AVX2 inline __m256 FastLog8(__m256 x) {
   e = _mm256_sub_epi32(e, _mm256_castps_si256(big));  // big lanes are all ones = −1
   const __m256 one = _mm256_set1_ps(1.f);
   const __m256 t = _mm256_div_ps(_mm256_sub_ps(m, one), _mm256_add_ps(m, one)), t2 = _mm256_mul_ps(t, t);
-  __m256 series = _mm256_add_ps(_mm256_set1_ps(1.f / 7), _mm256_mul_ps(t2, _mm256_set1_ps(1.f / 9)));
-  series = _mm256_add_ps(_mm256_set1_ps(1.f / 5), _mm256_mul_ps(t2, series));
-  series = _mm256_add_ps(_mm256_set1_ps(1.f / 3), _mm256_mul_ps(t2, series));
-  series = _mm256_add_ps(one, _mm256_mul_ps(t2, series));
+  __m256 series = _mm256_fmadd_ps(t2, _mm256_set1_ps(1.f / 9), _mm256_set1_ps(1.f / 7));
+  series = _mm256_fmadd_ps(t2, series, _mm256_set1_ps(1.f / 5));
+  series = _mm256_fmadd_ps(t2, series, _mm256_set1_ps(1.f / 3));
+  series = _mm256_fmadd_ps(t2, series, one);
   return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(e), _mm256_set1_ps(0.693147180559945f)),
                        _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.f), t), series));
 }
 
-TAXEL_AVX2 inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
+TAXEL_AVX2_FMA inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   const __m256i qi = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(4.f), u), _mm256_set1_ps(0.5f)));
   const __m256 q = _mm256_cvtepi32_ps(qi);
   const __m256 phi =
       _mm256_mul_ps(_mm256_set1_ps(6.28318530718f), _mm256_sub_ps(u, _mm256_mul_ps(_mm256_set1_ps(0.25f), q)));
   const __m256 p2 = _mm256_mul_ps(phi, phi);
   const __m256 one = _mm256_set1_ps(1.f);
-  __m256 cp = _mm256_add_ps(_mm256_set1_ps(-1.f / 720), _mm256_mul_ps(p2, _mm256_set1_ps(1.f / 40320)));
-  cp = _mm256_add_ps(_mm256_set1_ps(1.f / 24), _mm256_mul_ps(p2, cp));
-  cp = _mm256_add_ps(_mm256_set1_ps(-1.f / 2), _mm256_mul_ps(p2, cp));
-  cp = _mm256_add_ps(one, _mm256_mul_ps(p2, cp));
-  __m256 sp = _mm256_add_ps(_mm256_set1_ps(-1.f / 5040), _mm256_mul_ps(p2, _mm256_set1_ps(1.f / 362880)));
-  sp = _mm256_add_ps(_mm256_set1_ps(1.f / 120), _mm256_mul_ps(p2, sp));
-  sp = _mm256_add_ps(_mm256_set1_ps(-1.f / 6), _mm256_mul_ps(p2, sp));
-  sp = _mm256_mul_ps(phi, _mm256_add_ps(one, _mm256_mul_ps(p2, sp)));
+  __m256 cp = _mm256_fmadd_ps(p2, _mm256_set1_ps(1.f / 40320), _mm256_set1_ps(-1.f / 720));
+  cp = _mm256_fmadd_ps(p2, cp, _mm256_set1_ps(1.f / 24));
+  cp = _mm256_fmadd_ps(p2, cp, _mm256_set1_ps(-1.f / 2));
+  cp = _mm256_fmadd_ps(p2, cp, one);
+  __m256 sp = _mm256_fmadd_ps(p2, _mm256_set1_ps(1.f / 362880), _mm256_set1_ps(-1.f / 5040));
+  sp = _mm256_fmadd_ps(p2, sp, _mm256_set1_ps(1.f / 120));
+  sp = _mm256_fmadd_ps(p2, sp, _mm256_set1_ps(-1.f / 6));
+  sp = _mm256_mul_ps(phi, _mm256_fmadd_ps(p2, sp, one));
   const __m256i quarter = _mm256_and_si256(qi, _mm256_set1_epi32(3));
   const __m256 swap =
       _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
@@ -215,7 +220,7 @@ TAXEL_AVX2 inline void StoreTransposed8x8(const __m256* v, float* out) {
 }
 
 // The 64 normals of 8 blocks' words (lane l = block l) into out, block-major like the portable code.
-TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
+TAXEL_AVX2_FMA inline void NormalsFromWords(const __m256i* words, float* out) {
   __m256 v[8];  // word i: v[2i] = r·cos, v[2i + 1] = r·sin, lane l = block l
   for (int i = 0; i < 4; ++i) {
     const __m256i w = words[i];
@@ -234,7 +239,7 @@ TAXEL_AVX2 inline void NormalsFromWords(const __m256i* words, float* out) {
   }
   StoreTransposed8x8(v, out);
 }
-TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+TAXEL_AVX2_FMA void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                  float* out) {
   __m256i words[1][4];
   PhiloxSets<kNormalRounds, 1>(k0, k1, c0, c1, c2, c3, words);
@@ -243,17 +248,18 @@ TAXEL_AVX2 void NormalsBatchAvx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t
 
 // 32 blocks (256 normals) at once: four interleaved Philox sets (about 25 % faster than one set
 // at a time, whose multiply chain is latency-bound).
-TAXEL_AVX2 void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
+TAXEL_AVX2_FMA void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                                    float* out) {
   __m256i words[4][4];
   PhiloxSets<kNormalRounds, 4>(k0, k1, c0, c1, c2, c3, words);
   for (int j = 0; j < 4; ++j) NormalsFromWords(words[j], out + 64 * j);
 }
 #undef TAXEL_AVX2
+#undef TAXEL_AVX2_FMA
 
 // The AVX2 code on 512-bit registers (AVX-512 F), 16 blocks per register: the same operations in
-// the same order (selects by mask instead of blendv; no FMA, see core/CMakeLists.txt), so the same
-// bits. Lanes 0–7 and 8–15 of a register are two 8-block batches, stored by the AVX2 transpose.
+// the same order (selects by mask instead of blendv; the same fused steps and no other
+// contraction, see core/CMakeLists.txt), so the same bits. Lanes 0–7 and 8–15 of a register are two 8-block batches, stored by the AVX2 transpose.
 #define TAXEL_AVX512 __attribute__((target("avx512f")))
 // GCC 12's avx512fintrin.h reads a self-initialised "undefined" register in the unmasked shifts
 // and multiplies, which -Wuninitialized reports at every use.
@@ -277,10 +283,10 @@ TAXEL_AVX512 inline __m512 FastLog16(__m512 x) {
   e = _mm512_mask_add_epi32(e, big, e, _mm512_set1_epi32(1));
   const __m512 one = _mm512_set1_ps(1.f);
   const __m512 t = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one)), t2 = _mm512_mul_ps(t, t);
-  __m512 series = _mm512_add_ps(_mm512_set1_ps(1.f / 7), _mm512_mul_ps(t2, _mm512_set1_ps(1.f / 9)));
-  series = _mm512_add_ps(_mm512_set1_ps(1.f / 5), _mm512_mul_ps(t2, series));
-  series = _mm512_add_ps(_mm512_set1_ps(1.f / 3), _mm512_mul_ps(t2, series));
-  series = _mm512_add_ps(one, _mm512_mul_ps(t2, series));
+  __m512 series = _mm512_fmadd_ps(t2, _mm512_set1_ps(1.f / 9), _mm512_set1_ps(1.f / 7));
+  series = _mm512_fmadd_ps(t2, series, _mm512_set1_ps(1.f / 5));
+  series = _mm512_fmadd_ps(t2, series, _mm512_set1_ps(1.f / 3));
+  series = _mm512_fmadd_ps(t2, series, one);
   return _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(e), _mm512_set1_ps(0.693147180559945f)),
                        _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.f), t), series));
 }
@@ -292,14 +298,14 @@ TAXEL_AVX512 inline void SinCosTurns16(__m512 u, __m512* c, __m512* s) {
       _mm512_mul_ps(_mm512_set1_ps(6.28318530718f), _mm512_sub_ps(u, _mm512_mul_ps(_mm512_set1_ps(0.25f), q)));
   const __m512 p2 = _mm512_mul_ps(phi, phi);
   const __m512 one = _mm512_set1_ps(1.f);
-  __m512 cp = _mm512_add_ps(_mm512_set1_ps(-1.f / 720), _mm512_mul_ps(p2, _mm512_set1_ps(1.f / 40320)));
-  cp = _mm512_add_ps(_mm512_set1_ps(1.f / 24), _mm512_mul_ps(p2, cp));
-  cp = _mm512_add_ps(_mm512_set1_ps(-1.f / 2), _mm512_mul_ps(p2, cp));
-  cp = _mm512_add_ps(one, _mm512_mul_ps(p2, cp));
-  __m512 sp = _mm512_add_ps(_mm512_set1_ps(-1.f / 5040), _mm512_mul_ps(p2, _mm512_set1_ps(1.f / 362880)));
-  sp = _mm512_add_ps(_mm512_set1_ps(1.f / 120), _mm512_mul_ps(p2, sp));
-  sp = _mm512_add_ps(_mm512_set1_ps(-1.f / 6), _mm512_mul_ps(p2, sp));
-  sp = _mm512_mul_ps(phi, _mm512_add_ps(one, _mm512_mul_ps(p2, sp)));
+  __m512 cp = _mm512_fmadd_ps(p2, _mm512_set1_ps(1.f / 40320), _mm512_set1_ps(-1.f / 720));
+  cp = _mm512_fmadd_ps(p2, cp, _mm512_set1_ps(1.f / 24));
+  cp = _mm512_fmadd_ps(p2, cp, _mm512_set1_ps(-1.f / 2));
+  cp = _mm512_fmadd_ps(p2, cp, one);
+  __m512 sp = _mm512_fmadd_ps(p2, _mm512_set1_ps(1.f / 362880), _mm512_set1_ps(-1.f / 5040));
+  sp = _mm512_fmadd_ps(p2, sp, _mm512_set1_ps(1.f / 120));
+  sp = _mm512_fmadd_ps(p2, sp, _mm512_set1_ps(-1.f / 6));
+  sp = _mm512_mul_ps(phi, _mm512_fmadd_ps(p2, sp, one));
   const __m512i quarter = _mm512_and_si512(qi, _mm512_set1_epi32(3));
   const __mmask16 swap = _mm512_test_epi32_mask(quarter, _mm512_set1_epi32(1));
   const __m512 a = _mm512_mask_blend_ps(swap, cp, sp), b = _mm512_mask_blend_ps(swap, sp, cp);
@@ -436,9 +442,9 @@ namespace internal {
 void FillStandardNormalsWith(bool portable, const Philox4x32& rng, uint32_t c0, uint32_t c1, uint32_t c3, float* out,
                              size_t count, size_t first) {
   // 32 blocks at a time where the CPU allows it (nullptr: 8-block batches only).
-  const BatchFn batch = portable ? NormalsBatchPortable : Pick(kNormals8Avx2, NormalsBatchPortable);
-  const BatchFn batch32 =
-      portable ? nullptr : CpuHasAvx512() ? kNormals32Avx512 : Pick<BatchFn>(kNormals32Avx2, nullptr);
+  const bool avx2 = !portable && CpuHasAvx2Fma();
+  const BatchFn batch = avx2 ? kNormals8Avx2 : NormalsBatchPortable;
+  const BatchFn batch32 = portable ? nullptr : CpuHasAvx512() ? kNormals32Avx512 : avx2 ? kNormals32Avx2 : nullptr;
   constexpr size_t kBatch = 8 * kLanes;
   const uint32_t first_block = static_cast<uint32_t>(first / 8);
   size_t done = 0;

@@ -87,7 +87,8 @@ inline double NormalFromBits(uint32_t a, uint32_t b) {
 /// √(2 ln 2^21) ≈ 5.4σ and the angle has 4096 levels — ample for sensor noise. Branch-free float
 /// arithmetic (series for ln, sin and cos; no libm) over 8 or 32 blocks at a time, vectorised
 /// (AVX-512 or AVX2 intrinsics when the CPU has them, a portable loop otherwise; bit-identical
-/// results: the same operations in the same order, no FMA).
+/// results: the same operations in the same order, the Horner steps of the series fused — FMA
+/// instructions, or std::fma on the portable path).
 /// Absolute accuracy 2e-6·max(1, |z|), down to the smallest radius (ln u1 is taken of u1 itself,
 /// which is exact in float). `first` (a multiple of 8) skips the normals before it: out[i] is
 /// normal number first + i of the sequence, so a long sequence can be produced piece by piece.
