@@ -270,6 +270,14 @@ void MeasuredPipeline::Prepare(double dt) {
   ring_ = need;
 }
 
+template <typename F>
+void MeasuredPipeline::ForEachDead(int env, F&& f) const {
+  const uint64_t* dead = &dead_[static_cast<size_t>(env) * DeadWords()];
+  for (size_t w = 0; w < DeadWords(); ++w) {
+    for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
+  }
+}
+
 const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw,
                                        Workspace& ws) {
   const int C = channels_;
@@ -290,6 +298,9 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else {
     sample = ws.Take<float>(nc);
   }
+  // Dead probes (a few per env) read fixed values from an array the size of the state, a cold
+  // line each: fetched from here on, during the crosstalk and the stages, used at their end.
+  ForEachDead(env, [&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
   // The sample reported now (its age: 0 the current one; read by the caller right after): when it
   // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
   const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
@@ -478,16 +489,6 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
   float* prev = p.hysteresis ? hyst_prev_.data() + off : nullptr;
   uint8_t* hyst_zero = p.hysteresis ? hyst_zero_.data() + static_cast<size_t>(env) * hyst_blocks_ : nullptr;
   float* walk = walk_.data() + off;
-  // Dead probes (a few per env) read fixed values from an array the size of the state: their
-  // lines are fetched now, while the normals are drawn, not when the stages are done.
-  const uint64_t* dead = DeadBits(env);
-  const size_t dead_words = DeadWords();
-  auto for_each_dead = [&](auto&& f) {
-    for (size_t w = 0; w < dead_words; ++w) {
-      for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
-    }
-  };
-  for_each_dead([&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
   for (size_t c0 = 0; c0 < nc; c0 += kChunk) {
     const size_t len = std::min(kChunk, nc - c0);
     // The chunk's state comes from memory (each env's is touched once a step): its loads are
@@ -506,8 +507,11 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
     ValueStages(p, kHystBlock, xs + c0, len, h ? xi + c0 : nullptr, h ? prev + c0 : nullptr,
                 h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
-  for_each_dead(
-      [&](int k) { std::copy_n(&dead_values_[off + static_cast<size_t>(k) * C], C, xs + static_cast<size_t>(k) * C); });
+  // Dead probes read their fixed values (prefetched when Process began).
+  ForEachDead(env, [&](int k) {
+    const float* v = &dead_values_[off + static_cast<size_t>(k) * C];
+    for (int c = 0; c < C; ++c) xs[static_cast<size_t>(k) * C + c] = v[c];
+  });
   for (const int k : inactive_) std::fill_n(xs + static_cast<size_t>(k) * C, C, 0.f);  // fillers stay 0
 }
 

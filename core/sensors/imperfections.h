@@ -164,6 +164,9 @@ class MeasuredPipeline {
   std::vector<uint64_t> dead_;                     // [E·DeadWords()]
   size_t DeadWords() const { return (static_cast<size_t>(n_) + 63) / 64; }
   uint64_t* DeadBits(int env) { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
+  // Calls f(k) for each dead probe k of env e, ascending.
+  template <typename F>
+  void ForEachDead(int env, F&& f) const;
   std::vector<int32_t> inactive_;                  // probes with radius 0 (fillers), ascending
   std::vector<float> dead_values_;                 // [E·n·C]
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
