@@ -91,21 +91,38 @@ void MeasuredPipeline::CrossCorrelate(const float* x, int stride, int offset, co
 
 namespace {
 
-// out[j] = Σ_t g[t]·src[t][j] for j < len, summed from +0 in tap order. Blocks of 16 outputs stay
-// in registers over the taps (one store per output); the order of the sum is the same for every
-// j, so the result does not depend on the blocking or the instruction set.
+// out[j] = Σ_t g[t]·src[t][j] for j < len, summed from +0 in tap order. Three vectors of 16
+// outputs stay in registers over the taps (one store per output), so that three independent sums
+// are in flight (one would wait for the latency of each add); then single vectors, then single
+// values. The order of the sum is the same for every j, so the result does not depend on the
+// blocking or the instruction set.
+typedef float Float16 __attribute__((vector_size(64)));
+inline __attribute__((always_inline)) Float16 LoadFloat16(const float* p) {
+  Float16 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
 inline __attribute__((always_inline)) void WeightedSum(const float* const* src, const float* g, int taps, size_t len,
                                                        float* out) {
-  constexpr size_t kBlock = 16;
+  constexpr size_t kW = 16;
   size_t j = 0;
-  for (; j + kBlock <= len; j += kBlock) {
-    float acc[kBlock] = {};
+  for (; j + 3 * kW <= len; j += 3 * kW) {
+    Float16 a0 = {}, a1 = {}, a2 = {};
     for (int t = 0; t < taps; ++t) {
       const float w = g[t];
       const float* s = src[t] + j;
-      for (size_t l = 0; l < kBlock; ++l) acc[l] += w * s[l];
+      a0 += w * LoadFloat16(s);
+      a1 += w * LoadFloat16(s + kW);
+      a2 += w * LoadFloat16(s + 2 * kW);
     }
-    for (size_t l = 0; l < kBlock; ++l) out[j + l] = acc[l];
+    std::memcpy(out + j, &a0, sizeof(a0));
+    std::memcpy(out + j + kW, &a1, sizeof(a1));
+    std::memcpy(out + j + 2 * kW, &a2, sizeof(a2));
+  }
+  for (; j + kW <= len; j += kW) {
+    Float16 a = {};
+    for (int t = 0; t < taps; ++t) a += g[t] * LoadFloat16(src[t] + j);
+    std::memcpy(out + j, &a, sizeof(a));
   }
   for (; j < len; ++j) {
     float acc = 0.f;
