@@ -305,6 +305,47 @@ TEST(MeasuredPipelineTest, GaussianCrosstalkMatchesHandValues) {
   EXPECT_NEAR(y[24], 0.5 * G(2) * G(2) / (S * S), 1e-7);
 }
 
+TEST(MeasuredPipelineTest, GaussianCrosstalkOfWideRowsMatchesHandValues) {
+  // A 9 × 23 grid of 3-channel (force-like) probes, so that a row holds 69 values: the blur sums
+  // the first 48 as three 16-value vectors, the next 16 as one and the last 5 one by one. Pitch
+  // 1 cm (7 × 7 kernel, zero border, strength s = 0.5). Unit sources, one channel each, far
+  // enough apart that their kernels do not overlap: (4, 2) channel 0, (4, 11) channel 1,
+  // (4, 20) channel 2 — the last reaches columns 17–22, values 51–68 of the row (the single vector
+  // and the tail). Every value is the closed form of GaussianCrosstalkMatchesHandValues:
+  // (1 − s)·[centre] + s·g_a·g_b / S² within the kernel of its source, 0 elsewhere, with
+  // g_m = exp(−½(m·pitch/σ)²). σ = 0.99 pitch, so that the kernel's half-width ⌈3σ/pitch⌉ is 3
+  // whatever the rounding of the pitch measured from the grid (at σ = pitch it may come out as 4).
+  constexpr int kRows = 9, kCols = 23, kC = 3;
+  ImperfectionSpec spec;
+  spec.crosstalk_strength = 0.5;
+  spec.crosstalk_sigma = 0.0099;
+  spec.crosstalk_border = CrosstalkBorder::kZero;
+  const auto g = [](int m) { return std::exp(-0.5 * (m / 0.99) * (m / 0.99)); };
+  Pipe p(spec, Grid(kRows, kCols, 0.01), {ChannelGroup::kForceLike});
+  const int source_col[3] = {2, 11, 20};
+  std::vector<float> raw(kRows * kCols * kC, 0.f);
+  for (int c = 0; c < 3; ++c) raw[(4 * kCols + source_col[c]) * kC + c] = 1.f;
+  const std::vector<float> y = p.Step(raw);
+  double S = 0;
+  for (int m = -3; m <= 3; ++m) S += g(m);
+  int nonzero = 0;
+  for (int i = 0; i < kRows; ++i) {
+    for (int j = 0; j < kCols; ++j) {
+      for (int c = 0; c < kC; ++c) {
+        const int a = i - 4, b = j - source_col[c];
+        double expected = 0;
+        if (std::abs(a) <= 3 && std::abs(b) <= 3) expected = 0.5 * g(a) * g(b) / (S * S) + (a == 0 && b == 0 ? 0.5 : 0);
+        const float got = y[(i * kCols + j) * kC + c];
+        EXPECT_NEAR(got, expected, 1e-7) << "row " << i << " col " << j << " channel " << c;
+        nonzero += got != 0;
+      }
+    }
+  }
+  // Each source spreads over its 7 × 7 kernel and nowhere else; the first and the last lose one
+  // column of it past the border (columns −1 and 23).
+  EXPECT_EQ(nonzero, (6 + 7 + 6) * 7);
+}
+
 TEST(MeasuredPipelineTest, RenormalizeConservesTheTotalAndZeroLeaksAtTheBorder) {
   // Force-like channels (normal +z) with a source F = (0.3, −0.2, 1) at corner (0, 0) and
   // (0, 0, 2) at (2, 3) of a 5 × 5 grid, Gaussian σ = pitch, strength 1.
