@@ -299,9 +299,7 @@ ChannelArray ChannelOutput(const sensors::Sensor& sensor, sensors::Branch branch
     // Taken from the delay ring, where the step left them, rather than copied into the output
     // arrays first (outputs() would).
     a.dtype = v1::FLOAT32;
-    a.copy_env = [&sensor, channel](int32_t e, char* dst) {
-      sensor.CopyMeasured(e, channel, reinterpret_cast<float*>(dst));
-    };
+    a.copy_env = [&sensor, channel](int32_t e, char* dst) { sensor.CopyMeasured(e, channel, dst); };
     return a;
   }
   const sensors::SensorOutputs& o = sensor.outputs(branch);

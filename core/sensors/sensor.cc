@@ -300,10 +300,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SplitForceTorq
   }
 }
 
-// out[k·width + a] = sample[k·W + offset + a] for n probes: one channel of a pipeline sample.
-void CopyChannelOfSample(const float* sample, size_t n, int W, int offset, int width, float* out) {
+// Float k·width + a of out = sample[k·W + offset + a] for n probes: one channel of a pipeline
+// sample. `out` may have any alignment (a response buffer): each float is copied as bytes.
+void CopyChannelOfSample(const float* sample, size_t n, int W, int offset, int width, void* out) {
+  char* dst = static_cast<char*>(out);
   for (size_t k = 0; k < n; ++k) {
-    for (int a = 0; a < width; ++a) out[k * width + a] = sample[k * W + offset + a];
+    for (int a = 0; a < width; ++a) std::memcpy(dst + (k * width + a) * sizeof(float), &sample[k * W + offset + a], 4);
   }
 }
 
@@ -381,7 +383,7 @@ void Sensor::MaterializeMeasured() const {
   ring_pending_.store(false, std::memory_order_release);
 }
 
-void Sensor::CopyMeasured(int env, Channel c, float* out) const {
+void Sensor::CopyMeasured(int env, Channel c, void* out) const {
   const size_t n = static_cast<size_t>(layout_.size());
   std::lock_guard<std::mutex> lock(materialize_mu_);  // against a MaterializeMeasured of another reader
   const float* sample = measured_ring_.empty() ? nullptr : measured_ring_[env];
@@ -390,7 +392,7 @@ void Sensor::CopyMeasured(int env, Channel c, float* out) const {
     return;
   }
   const std::vector<float>& v = c == Channel::kTorque ? measured_.torque : measured_.force;
-  std::copy_n(&v[static_cast<size_t>(env) * n * 3], n * 3, out);
+  std::memcpy(out, &v[static_cast<size_t>(env) * n * 3], n * 3 * sizeof(float));
 }
 
 void Sensor::PrepareMeasured(double dt) {

@@ -165,10 +165,10 @@ class Sensor {
   void FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws);
   /// True when some env's measured force and torque are still in the pipeline's ring (see outputs()).
   bool measured_in_ring() const { return ring_pending_.load(std::memory_order_acquire); }
-  /// Copies channel c (kForce or kTorque) of env e's measured reading into out (n·3 floats) from
-  /// where it is: the ring or the output arrays. The same values as outputs(kMeasured) holds.
-  /// @pre pipeline() and the kind has c.
-  void CopyMeasured(int env, Channel c, float* out) const;
+  /// Copies channel c (kForce or kTorque) of env e's measured reading into out (n·3 floats, any
+  /// alignment: e.g. a response buffer) from where it is: the ring or the output arrays. The same
+  /// values as outputs(kMeasured) holds. @pre pipeline() and the kind has c.
+  void CopyMeasured(int env, Channel c, void* out) const;
   /// Grows the pipeline's ring when a step of `dt` needs more slots, first copying readings still
   /// in the old ring into the output arrays. Call before the step's measured branches.
   void PrepareMeasured(double dt);

@@ -536,6 +536,14 @@ TEST(MeasuredBranchTest, DelayedForceAndTorqueAreReadFromTheRingAndMaterialisedO
       ASSERT_NE(now[e][3], 0.f);
     }
     EXPECT_EQ(kin->measured_in_ring(), step >= 2) << "step " << step << ": before that the reading is 0";
+    {
+      // Into a destination of any alignment (a response buffer): one byte in.
+      char buffer[1 + 3 * sizeof(float)];
+      kin->CopyMeasured(1, Channel::kTorque, buffer + 1);
+      float t[3];
+      std::memcpy(t, buffer + 1, sizeof(t));
+      for (int a = 0; a < 3; ++a) EXPECT_EQ(t[a], step >= 2 ? truth[step - 2][1][3 + a] : 0.f);
+    }
     for (int e = 0; e < kEnvs; ++e) {
       const auto f = copy(e, Channel::kForce), tq = copy(e, Channel::kTorque);
       for (int a = 0; a < 3; ++a) {
