@@ -16,6 +16,20 @@ namespace {
 constexpr int kLanes = 8;       // blocks generated together
 constexpr int kAngleBits = 12;  // low bits of a word: the angle; high 20 bits: the radius
 
+// The series of ln, cos and sin below, highest power first (Horner order), shared by the portable
+// and the vector paths: each step is one fused multiply-add, so all paths give the same bits.
+constexpr float kLnSeries[] = {1.f / 9, 1.f / 7, 1.f / 5, 1.f / 3, 1.f};               // in t²
+constexpr float kCosSeries[] = {1.f / 40320, -1.f / 720, 1.f / 24, -1.f / 2, 1.f};     // in φ²
+constexpr float kSinSeries[] = {1.f / 362880, -1.f / 5040, 1.f / 120, -1.f / 6, 1.f};  // in φ²
+
+// c[0]·x^(N−1) + … + c[N − 1] by Horner's rule, every step fused.
+template <size_t N>
+inline float Horner(float x, const float (&c)[N]) {
+  float p = c[0];
+  for (size_t i = 1; i < N; ++i) p = std::fma(x, p, c[i]);
+  return p;
+}
+
 // ln(x) for a normal positive float: x = 2^e·m with m in [√½, √2), ln m = 2·atanh(t) with
 // t = (m − 1)/(m + 1), |t| ≤ 0.172, by its series to t^9 (next term < 3e-9 relative).
 inline float FastLog(float x) {
@@ -31,8 +45,7 @@ inline float FastLog(float x) {
   m = big ? half : m;
   e += static_cast<int>(big);
   const float t = (m - 1.f) / (m + 1.f), t2 = t * t;
-  const float series = std::fma(t2, std::fma(t2, std::fma(t2, std::fma(t2, 1.f / 9, 1.f / 7), 1.f / 5), 1.f / 3), 1.f);
-  return static_cast<float>(e) * 0.693147180559945f + 2.f * t * series;
+  return static_cast<float>(e) * 0.693147180559945f + 2.f * t * Horner(t2, kLnSeries);
 }
 
 // cos and sin of 2π·u, u in [0, 1): u = q/4 + r with q the nearest quarter, |r| ≤ 1/8, so that
@@ -41,9 +54,7 @@ inline float FastLog(float x) {
 inline void SinCosTurns(float u, float* c, float* s) {
   const float q = static_cast<float>(static_cast<int>(4.f * u + 0.5f));  // u ≥ 0: round half up
   const float phi = 6.28318530718f * (u - 0.25f * q), p2 = phi * phi;
-  const float cp = std::fma(p2, std::fma(p2, std::fma(p2, std::fma(p2, 1.f / 40320, -1.f / 720), 1.f / 24), -1.f / 2), 1.f);
-  const float sp =
-      phi * std::fma(p2, std::fma(p2, std::fma(p2, std::fma(p2, 1.f / 362880, -1.f / 5040), 1.f / 120), -1.f / 6), 1.f);
+  const float cp = Horner(p2, kCosSeries), sp = phi * Horner(p2, kSinSeries);
   const int quarter = static_cast<int>(q) & 3;
   // Quarter turns: 0 (c, s), 1 (−s, c), 2 (−c, −s), 3 (s, −c): odd quarters swap, quarters 1
   // and 2 negate the cosine, 2 and 3 the sine.
@@ -109,6 +120,14 @@ TAXEL_AVX2 inline __m256i MulHiLo(__m256i a, __m256i m, __m256i* lo) {
   return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
+// Horner with fused steps, as the portable Horner.
+template <size_t N>
+TAXEL_AVX2_FMA inline __m256 Horner8(__m256 x, const float (&c)[N]) {
+  __m256 p = _mm256_set1_ps(c[0]);
+  for (size_t i = 1; i < N; ++i) p = _mm256_fmadd_ps(x, p, _mm256_set1_ps(c[i]));
+  return p;
+}
+
 TAXEL_AVX2_FMA inline __m256 FastLog8(__m256 x) {
   const __m256i bits = _mm256_castps_si256(x);
   __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
@@ -119,12 +138,8 @@ TAXEL_AVX2_FMA inline __m256 FastLog8(__m256 x) {
   e = _mm256_sub_epi32(e, _mm256_castps_si256(big));  // big lanes are all ones = −1
   const __m256 one = _mm256_set1_ps(1.f);
   const __m256 t = _mm256_div_ps(_mm256_sub_ps(m, one), _mm256_add_ps(m, one)), t2 = _mm256_mul_ps(t, t);
-  __m256 series = _mm256_fmadd_ps(t2, _mm256_set1_ps(1.f / 9), _mm256_set1_ps(1.f / 7));
-  series = _mm256_fmadd_ps(t2, series, _mm256_set1_ps(1.f / 5));
-  series = _mm256_fmadd_ps(t2, series, _mm256_set1_ps(1.f / 3));
-  series = _mm256_fmadd_ps(t2, series, one);
   return _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(e), _mm256_set1_ps(0.693147180559945f)),
-                       _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.f), t), series));
+                       _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.f), t), Horner8(t2, kLnSeries)));
 }
 
 TAXEL_AVX2_FMA inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
@@ -133,15 +148,7 @@ TAXEL_AVX2_FMA inline void SinCosTurns8(__m256 u, __m256* c, __m256* s) {
   const __m256 phi =
       _mm256_mul_ps(_mm256_set1_ps(6.28318530718f), _mm256_sub_ps(u, _mm256_mul_ps(_mm256_set1_ps(0.25f), q)));
   const __m256 p2 = _mm256_mul_ps(phi, phi);
-  const __m256 one = _mm256_set1_ps(1.f);
-  __m256 cp = _mm256_fmadd_ps(p2, _mm256_set1_ps(1.f / 40320), _mm256_set1_ps(-1.f / 720));
-  cp = _mm256_fmadd_ps(p2, cp, _mm256_set1_ps(1.f / 24));
-  cp = _mm256_fmadd_ps(p2, cp, _mm256_set1_ps(-1.f / 2));
-  cp = _mm256_fmadd_ps(p2, cp, one);
-  __m256 sp = _mm256_fmadd_ps(p2, _mm256_set1_ps(1.f / 362880), _mm256_set1_ps(-1.f / 5040));
-  sp = _mm256_fmadd_ps(p2, sp, _mm256_set1_ps(1.f / 120));
-  sp = _mm256_fmadd_ps(p2, sp, _mm256_set1_ps(-1.f / 6));
-  sp = _mm256_mul_ps(phi, _mm256_fmadd_ps(p2, sp, one));
+  const __m256 cp = Horner8(p2, kCosSeries), sp = _mm256_mul_ps(phi, Horner8(p2, kSinSeries));
   const __m256i quarter = _mm256_and_si256(qi, _mm256_set1_epi32(3));
   const __m256 swap =
       _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(quarter, _mm256_set1_epi32(1)), _mm256_set1_epi32(1)));
@@ -259,7 +266,8 @@ TAXEL_AVX2_FMA void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, ui
 
 // The AVX2 code on 512-bit registers (AVX-512 F), 16 blocks per register: the same operations in
 // the same order (selects by mask instead of blendv; the same fused steps and no other
-// contraction, see core/CMakeLists.txt), so the same bits. Lanes 0–7 and 8–15 of a register are two 8-block batches, stored by the AVX2 transpose.
+// contraction, see core/CMakeLists.txt), so the same bits. Lanes 0–7 and 8–15 of a register are
+// two 8-block batches, stored by the AVX2 transpose.
 #define TAXEL_AVX512 __attribute__((target("avx512f")))
 // GCC 12's avx512fintrin.h reads a self-initialised "undefined" register in the unmasked shifts
 // and multiplies, which -Wuninitialized reports at every use.
@@ -273,6 +281,14 @@ TAXEL_AVX512 inline __m512i MulHiLo16(__m512i a, __m512i m, __m512i* lo) {
   return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
 }
 
+// Horner with fused steps, as the portable Horner.
+template <size_t N>
+TAXEL_AVX512 inline __m512 Horner16(__m512 x, const float (&c)[N]) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  for (size_t i = 1; i < N; ++i) p = _mm512_fmadd_ps(x, p, _mm512_set1_ps(c[i]));
+  return p;
+}
+
 TAXEL_AVX512 inline __m512 FastLog16(__m512 x) {
   const __m512i bits = _mm512_castps_si512(x);
   __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(127));
@@ -283,12 +299,8 @@ TAXEL_AVX512 inline __m512 FastLog16(__m512 x) {
   e = _mm512_mask_add_epi32(e, big, e, _mm512_set1_epi32(1));
   const __m512 one = _mm512_set1_ps(1.f);
   const __m512 t = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one)), t2 = _mm512_mul_ps(t, t);
-  __m512 series = _mm512_fmadd_ps(t2, _mm512_set1_ps(1.f / 9), _mm512_set1_ps(1.f / 7));
-  series = _mm512_fmadd_ps(t2, series, _mm512_set1_ps(1.f / 5));
-  series = _mm512_fmadd_ps(t2, series, _mm512_set1_ps(1.f / 3));
-  series = _mm512_fmadd_ps(t2, series, one);
   return _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(e), _mm512_set1_ps(0.693147180559945f)),
-                       _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.f), t), series));
+                       _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.f), t), Horner16(t2, kLnSeries)));
 }
 
 TAXEL_AVX512 inline void SinCosTurns16(__m512 u, __m512* c, __m512* s) {
@@ -297,15 +309,7 @@ TAXEL_AVX512 inline void SinCosTurns16(__m512 u, __m512* c, __m512* s) {
   const __m512 phi =
       _mm512_mul_ps(_mm512_set1_ps(6.28318530718f), _mm512_sub_ps(u, _mm512_mul_ps(_mm512_set1_ps(0.25f), q)));
   const __m512 p2 = _mm512_mul_ps(phi, phi);
-  const __m512 one = _mm512_set1_ps(1.f);
-  __m512 cp = _mm512_fmadd_ps(p2, _mm512_set1_ps(1.f / 40320), _mm512_set1_ps(-1.f / 720));
-  cp = _mm512_fmadd_ps(p2, cp, _mm512_set1_ps(1.f / 24));
-  cp = _mm512_fmadd_ps(p2, cp, _mm512_set1_ps(-1.f / 2));
-  cp = _mm512_fmadd_ps(p2, cp, one);
-  __m512 sp = _mm512_fmadd_ps(p2, _mm512_set1_ps(1.f / 362880), _mm512_set1_ps(-1.f / 5040));
-  sp = _mm512_fmadd_ps(p2, sp, _mm512_set1_ps(1.f / 120));
-  sp = _mm512_fmadd_ps(p2, sp, _mm512_set1_ps(-1.f / 6));
-  sp = _mm512_mul_ps(phi, _mm512_fmadd_ps(p2, sp, one));
+  const __m512 cp = Horner16(p2, kCosSeries), sp = _mm512_mul_ps(phi, Horner16(p2, kSinSeries));
   const __m512i quarter = _mm512_and_si512(qi, _mm512_set1_epi32(3));
   const __mmask16 swap = _mm512_test_epi32_mask(quarter, _mm512_set1_epi32(1));
   const __m512 a = _mm512_mask_blend_ps(swap, cp, sp), b = _mm512_mask_blend_ps(swap, sp, cp);
