@@ -312,20 +312,25 @@ void CopyChannelOfSample(const float* sample, size_t n, int W, int offset, int w
 }  // namespace
 
 void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, double dt, float* raw, Workspace& ws) {
+  const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);
+  // Force and torque stay in the ring when the sample is there: no read of it and no copy in the
+  // step (a reader takes them from there, or outputs() copies them on first use).
+  const bool in_ring = !measured_ring_.empty() && out != nullptr && pipeline_->InRing(out);
+  if (!measured_ring_.empty()) measured_ring_[env] = in_ring ? out : nullptr;
+  if (in_ring) {
+    ring_pending_.store(true, std::memory_order_relaxed);  // published by the end of the step
+  } else {
+    WriteMeasuredOutputs(env, out, ws);
+  }
+  // One fence for the streamed ring slot (Process) and output arrays, before the task ends and
+  // another thread may read them.
+  StreamFence();
+}
+
+void Sensor::WriteMeasuredOutputs(int env, const float* out, Workspace& ws) {
   const int n = layout_.size();
   const int W = measured_width();
-  const float* out = pipeline_->Process(env, step, steps_since_reset, dt, raw, ws);
   const size_t base = static_cast<size_t>(env) * n;
-  if (!measured_ring_.empty()) {
-    // Force and torque stay in the ring when the sample is there: no read of it and no copy in
-    // the step (a reader takes them from there, or outputs() copies them on first use).
-    measured_ring_[env] = out != nullptr && pipeline_->InRing(out) ? out : nullptr;
-    if (measured_ring_[env] != nullptr) {
-      ring_pending_.store(true, std::memory_order_relaxed);  // published by the end of the step
-      StreamFence();  // the ring slot this step streamed
-      return;
-    }
-  }
   if (out == nullptr) out = ws.TakeZeroed<float>(static_cast<size_t>(n) * W);  // a delay not yet filled reads 0
   switch (kind()) {
     // The output arrays are larger than the caches and read only after the step: the env's
@@ -366,9 +371,6 @@ void Sensor::FinishMeasured(int env, uint64_t step, uint64_t steps_since_reset, 
       }
       break;
   }
-  // One fence for the streamed ring slot (Process) and output arrays, before the task ends and
-  // another thread may read them.
-  StreamFence();
 }
 
 void Sensor::MaterializeMeasured() const {

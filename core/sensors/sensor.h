@@ -225,6 +225,9 @@ class Sensor {
   mutable std::atomic<bool> ring_pending_{false};
   mutable std::mutex materialize_mu_;
   void MaterializeMeasured() const;
+  // The measured outputs of env e from the pipeline's sample `out` (nullptr: zeros), streamed
+  // without a fence (FinishMeasured fences).
+  void WriteMeasuredOutputs(int env, const float* out, Workspace& ws);
   std::vector<uint8_t> latch_, latch_measured_;
   std::vector<ProbeWarmStart> warm_;
   std::unique_ptr<MeasuredPipeline> pipeline_;
