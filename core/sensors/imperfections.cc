@@ -272,7 +272,7 @@ void MeasuredPipeline::Prepare(double dt) {
 
 template <typename F>
 void MeasuredPipeline::ForEachDead(int env, F&& f) const {
-  const uint64_t* dead = &dead_[static_cast<size_t>(env) * DeadWords()];
+  const uint64_t* dead = DeadBits(env);
   for (size_t w = 0; w < DeadWords(); ++w) {
     for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
   }
@@ -298,9 +298,6 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   } else {
     sample = ws.Take<float>(nc);
   }
-  // Dead probes (a few per env) read fixed values from an array the size of the state, a cold
-  // line each: fetched from here on, during the crosstalk and the stages, used at their end.
-  ForEachDead(env, [&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
   // The sample reported now (its age: 0 the current one; read by the caller right after): when it
   // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
   const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
@@ -312,6 +309,9 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   // The newest sample's values after this step.
   const float* current = sample;
   if (sample_now) {
+    // Dead probes (a few per env) read fixed values from an array the size of the state, a cold
+    // line each: fetched from here on, during the crosstalk and the stages, used at their end.
+    ForEachDead(env, [&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
     if (crosstalk_) {
       Crosstalk(raw, sample, ws);
     } else if (sample != raw) {

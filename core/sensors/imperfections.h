@@ -164,6 +164,7 @@ class MeasuredPipeline {
   std::vector<uint64_t> dead_;                     // [E·DeadWords()]
   size_t DeadWords() const { return (static_cast<size_t>(n_) + 63) / 64; }
   uint64_t* DeadBits(int env) { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
+  const uint64_t* DeadBits(int env) const { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
   // Calls f(k) for each dead probe k of env e, ascending.
   template <typename F>
   void ForEachDead(int env, F&& f) const;
