@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/common/huge_page_allocator.h"
 #include "core/geometry/bvh.h"
 
 #if defined(__SSE2__)
@@ -22,7 +23,7 @@ namespace taxel::geometry {
 /// index[] of a child slot that holds nothing.
 inline constexpr uint32_t kBvh4Absent = 0xFFFFFFFFu;
 
-struct alignas(16) Bvh4Node {
+struct alignas(64) Bvh4Node {  // cache-line aligned: a node is exactly two lines
   float lo[3][4];  ///< lo[axis][child]; an absent child has NaN bounds (never within reach)
   float hi[3][4];
   uint32_t index[4];  ///< inner child: node index; leaf child: first primitive slot; kBvh4Absent
@@ -45,11 +46,12 @@ class Bvh4 {
   /// child. Larger leaves make a shallower tree: worth it when a leaf's primitives can be
   /// pre-tested cheaply (MeshSignedDistance uses 16 with triangle_slab.h).
   static Bvh4 FromBinary(const Bvh& bvh, int max_leaf_size = 4);
-  const std::vector<Bvh4Node>& nodes() const { return nodes_; }
-  size_t memory_bytes() const { return nodes_.capacity() * sizeof(Bvh4Node); }
+  using NodeArray = std::vector<Bvh4Node, HugePageAllocator<Bvh4Node>>;
+  const NodeArray& nodes() const { return nodes_; }
+  size_t memory_bytes() const { return HugePageAllocatedBytes(nodes_.capacity() * sizeof(Bvh4Node)); }
 
  private:
-  std::vector<Bvh4Node> nodes_;
+  NodeArray nodes_;  // on huge pages when large (huge_page_allocator.h): queries walk it at random
 };
 
 /// Squared distances from (px, py, pz) to the four child boxes of `n`, in float, into d2[4]

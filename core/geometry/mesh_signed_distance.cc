@@ -98,11 +98,10 @@ inline void PrefetchTriangle(const Eigen::Vector3d* v) {
   __builtin_prefetch(reinterpret_cast<const char*>(v + 4) - 1);
 }
 
-// Fetches the cache lines of `bytes` bytes from `p` ahead of use.
-inline void Prefetch(const void* p, size_t bytes) {
+// Fetches `lines` cache lines from the line-aligned `p` ahead of use.
+inline void PrefetchLines(const void* p, size_t lines) {
   const char* c = static_cast<const char*>(p);
-  for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b);
-  __builtin_prefetch(c + bytes - 1);
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(c + 64 * l);
 }
 
 }  // namespace
@@ -117,7 +116,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   // any node holding a point within b satisfies: pruning stays exact wherever p is. Triangles in
   // reach are pre-tested the same way with their float slab bounds (triangle_slab.h) and only
   // those that may beat b get the exact double test.
-  const std::vector<Bvh4Node>& nodes = bvh4_.nodes();
+  const Bvh4::NodeArray& nodes = bvh4_.nodes();
   const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
   const double p_max = p.cwiseAbs().maxCoeff();
   const double node_slack = 2 * kFloatEps * p_max;
@@ -153,6 +152,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       best_feature = f;
       best_point = c;
       PrefetchFeatureNormal(s, f);
+      __builtin_prefetch(&leaf_triangle_[s]);
     }
   };
   // Pre-tests a leaf's triangles with their float slabs, then tests exactly those that may beat
@@ -174,7 +174,6 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       for (uint32_t m = live; m != 0; m &= m - 1) {
         const uint32_t slot = first + __builtin_ctz(m);
         PrefetchTriangle(&leaf_vertices_[kLeafStride * slot]);
-        __builtin_prefetch(&leaf_triangle_[slot]);
       }
       // Nearest bound first (ties: lowest slot). Once the nearest remaining bound exceeds the
       // limit, so do all the others: stop there rather than scanning them one by one.
@@ -220,9 +219,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            Prefetch(&leaf_slabs_[e.index], e.count * sizeof(TriangleSlab));
+            PrefetchLines(&leaf_slabs_[e.index], e.count);  // one line per slab
           } else {
-            Prefetch(&nodes[e.index], sizeof(Bvh4Node));
+            PrefetchLines(&nodes[e.index], 2);  // a node is two lines
           }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {
@@ -484,8 +483,10 @@ void MeshSignedDistance::BuildSignGrid() {
 
 size_t MeshSignedDistance::memory_bytes() const {
   return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() +
-         leaf_vertices_.capacity() * sizeof(Eigen::Vector3d) + leaf_triangle_.capacity() * sizeof(int32_t) +
-         leaf_slabs_.capacity() * sizeof(TriangleSlab) + winding_.capacity() * sizeof(WindingNode) + grid_.capacity();
+         HugePageAllocatedBytes(leaf_vertices_.capacity() * sizeof(Eigen::Vector3d)) +
+         HugePageAllocatedBytes(leaf_triangle_.capacity() * sizeof(int32_t)) +
+         HugePageAllocatedBytes(leaf_slabs_.capacity() * sizeof(TriangleSlab)) + winding_.capacity() * sizeof(WindingNode) +
+         grid_.capacity();
 }
 
 }  // namespace taxel::geometry

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "core/common/huge_page_allocator.h"
 #include "core/geometry/bvh.h"
 #include "core/geometry/bvh4.h"
 #include "core/geometry/signed_distance_result.h"
@@ -111,9 +112,13 @@ class MeshSignedDistance {
   // Per triangle in BVH leaf order, kLeafStride entries: its three vertices, then its face normal
   // (read for the sign and the normal of a face region, on the cache lines of the vertices).
   static constexpr size_t kLeafStride = 4;
-  std::vector<Eigen::Vector3d> leaf_vertices_;
-  std::vector<int32_t> leaf_triangle_;          // original triangle index per leaf slot
-  std::vector<TriangleSlab> leaf_slabs_;        // per leaf slot: planes of the float pre-test
+  // These arrays and the 4-wide BVH are read at random by every query: on huge pages when large
+  // (huge_page_allocator.h), which spares most TLB misses.
+  template <typename T>
+  using LeafArray = std::vector<T, HugePageAllocator<T>>;
+  LeafArray<Eigen::Vector3d> leaf_vertices_;
+  LeafArray<int32_t> leaf_triangle_;         // original triangle index per leaf slot
+  LeafArray<TriangleSlab> leaf_slabs_;       // per leaf slot: planes of the float pre-test
   double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
   double tiny_distance_ = 0;                    // 1e-10 of the bounds' diagonal (m): "on the surface"
 
