@@ -170,17 +170,26 @@ void RunImperfections(Context& ctx) {
     const scene::StepInput in = XyzwStepInput(clean.poses);
     auto truth_only = MustCreate(clean.spec, meshes);
     auto measured = MustCreate(noisy.spec, meshes);
-    // Alternate the two scenes repeat by repeat so that both see the same machine load. The
-    // process CPU time of each step (all threads) is less disturbed by other processes than the
-    // wall time.
+    // Alternate the two scenes repeat by repeat so that both see the same machine load, and swap
+    // which goes first on every other repeat (as TimeInTurn does) so that neither always runs
+    // after the other. The process CPU time of each step (all threads) is less disturbed by other
+    // processes than the wall time.
     std::vector<double> clean_s, noisy_s, clean_cpu, noisy_cpu;
-    for (int rep = -1; rep < ctx.repeats(); ++rep) {  // rep −1: warm-up of both
+    auto time_step = [&](scene::Scene& scene, std::vector<double>* wall, std::vector<double>* cpu, bool keep) {
       const double c0 = ProcessCpuSeconds();
-      const double c = TimeOnce([&] { TAXEL_CHECK(truth_only->Step(in, pool).ok()); });
+      const double t = TimeOnce([&] { TAXEL_CHECK(scene.Step(in, pool).ok()); });
       const double c1 = ProcessCpuSeconds();
-      const double n = TimeOnce([&] { TAXEL_CHECK(measured->Step(in, pool).ok()); });
-      const double c2 = ProcessCpuSeconds();
-      if (rep >= 0) clean_s.push_back(c), noisy_s.push_back(n), clean_cpu.push_back(c1 - c0), noisy_cpu.push_back(c2 - c1);
+      if (keep) wall->push_back(t), cpu->push_back(c1 - c0);
+    };
+    for (int rep = -1; rep < ctx.repeats(); ++rep) {  // rep −1: warm-up of both
+      const bool keep = rep >= 0;
+      if (rep % 2 == 0) {
+        time_step(*truth_only, &clean_s, &clean_cpu, keep);
+        time_step(*measured, &noisy_s, &noisy_cpu, keep);
+      } else {
+        time_step(*measured, &noisy_s, &noisy_cpu, keep);
+        time_step(*truth_only, &clean_s, &clean_cpu, keep);
+      }
     }
     Record r = ctx.NewRecord(threads, "ms");
     r.samples = noisy_s;
