@@ -2,9 +2,9 @@
 // nodes, the leaves' triangle planes and vertices), backed by transparent huge pages on Linux.
 //
 // A closest-point query touches a few dozen cache lines scattered over arrays of several
-// megabytes; with 4 KiB pages nearly every one of them also misses the TLB, and under
-// virtualisation each TLB miss is a two-level page walk. One 2 MiB page covers what 512 small
-// pages do. Arrays of at least kHugePageMinBytes are mapped on their own, aligned to 2 MiB and
+// megabytes; with 4 KiB pages many of them also miss the TLB, and under virtualisation each TLB
+// miss is a two-level page walk. One 2 MiB page covers what 512 small pages do (measured gain:
+// docs/performance.md, "Exact mesh signed distance"). Arrays of at least kHugePageMinBytes are mapped on their own, aligned to 2 MiB and
 // rounded up to whole huge pages, with madvise(MADV_HUGEPAGE): that works when the kernel's THP
 // mode is `always` or `madvise` (the Debian and Ubuntu default) and is harmless otherwise (the
 // pages stay small). Smaller arrays come from operator new, aligned to a cache line.
