@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -88,6 +89,16 @@ class HugePageAllocator {
  private:
   static constexpr size_t kAlignment = alignof(T) > kCacheLineBytes ? alignof(T) : kCacheLineBytes;
 };
+
+/// A vector on huge pages when large.
+template <typename T>
+using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+/// Bytes a HugePageVector's storage really occupies (its capacity, rounded to whole huge pages).
+template <typename T>
+size_t HugePageVectorBytes(const HugePageVector<T>& v) {
+  return HugePageAllocatedBytes(v.capacity() * sizeof(T));
+}
 
 }  // namespace taxel
 

@@ -46,9 +46,9 @@ class Bvh4 {
   /// child. Larger leaves make a shallower tree: worth it when a leaf's primitives can be
   /// pre-tested cheaply (MeshSignedDistance uses 16 with triangle_slab.h).
   static Bvh4 FromBinary(const Bvh& bvh, int max_leaf_size = 4);
-  using NodeArray = std::vector<Bvh4Node, HugePageAllocator<Bvh4Node>>;
+  using NodeArray = HugePageVector<Bvh4Node>;
   const NodeArray& nodes() const { return nodes_; }
-  size_t memory_bytes() const { return HugePageAllocatedBytes(nodes_.capacity() * sizeof(Bvh4Node)); }
+  size_t memory_bytes() const { return HugePageVectorBytes(nodes_); }
 
  private:
   NodeArray nodes_;  // on huge pages when large (huge_page_allocator.h): queries walk it at random

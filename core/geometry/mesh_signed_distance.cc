@@ -483,10 +483,8 @@ void MeshSignedDistance::BuildSignGrid() {
 
 size_t MeshSignedDistance::memory_bytes() const {
   return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() +
-         HugePageAllocatedBytes(leaf_vertices_.capacity() * sizeof(Eigen::Vector3d)) +
-         HugePageAllocatedBytes(leaf_triangle_.capacity() * sizeof(int32_t)) +
-         HugePageAllocatedBytes(leaf_slabs_.capacity() * sizeof(TriangleSlab)) + winding_.capacity() * sizeof(WindingNode) +
-         grid_.capacity();
+         HugePageVectorBytes(leaf_vertices_) + HugePageVectorBytes(leaf_triangle_) + HugePageVectorBytes(leaf_slabs_) +
+         winding_.capacity() * sizeof(WindingNode) + grid_.capacity();
 }
 
 }  // namespace taxel::geometry

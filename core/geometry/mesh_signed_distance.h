@@ -114,11 +114,9 @@ class MeshSignedDistance {
   static constexpr size_t kLeafStride = 4;
   // These arrays and the 4-wide BVH are read at random by every query: on huge pages when large
   // (huge_page_allocator.h), which spares most TLB misses.
-  template <typename T>
-  using LeafArray = std::vector<T, HugePageAllocator<T>>;
-  LeafArray<Eigen::Vector3d> leaf_vertices_;
-  LeafArray<int32_t> leaf_triangle_;         // original triangle index per leaf slot
-  LeafArray<TriangleSlab> leaf_slabs_;       // per leaf slot: planes of the float pre-test
+  HugePageVector<Eigen::Vector3d> leaf_vertices_;
+  HugePageVector<int32_t> leaf_triangle_;    // original triangle index per leaf slot
+  HugePageVector<TriangleSlab> leaf_slabs_;  // per leaf slot: planes of the float pre-test
   double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
   double tiny_distance_ = 0;                    // 1e-10 of the bounds' diagonal (m): "on the surface"
 
