@@ -481,6 +481,19 @@ void MeshSignedDistance::BuildSignGrid() {
   }
 }
 
+double MeshSignedDistance::HugePageRoundingBound(int64_t num_triangles) {
+  const double t = static_cast<double>(num_triangles);
+  auto rounding = [](double bytes) {
+    return static_cast<double>(HugePageAllocatedBytes(static_cast<size_t>(bytes))) - bytes;
+  };
+  // The leaf arrays have exact sizes. The 4-wide BVH's node count is known only after the build:
+  // every node has at least two children except a lone root, and there are at most t leaves, so
+  // there are at most t nodes (in practice about t/36), whose array loses under one page.
+  const double max_node_bytes = std::max(t, 1.0) * sizeof(Bvh4Node);
+  return rounding(t * sizeof(TriangleSlab)) + rounding(t * kLeafStride * sizeof(Eigen::Vector3d)) +
+         rounding(t * sizeof(int32_t)) + (max_node_bytes >= kHugePageMinBytes ? kHugePageBytes : 0.0);
+}
+
 size_t MeshSignedDistance::memory_bytes() const {
   return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() +
          HugePageVectorBytes(leaf_vertices_) + HugePageVectorBytes(leaf_triangle_) + HugePageVectorBytes(leaf_slabs_) +

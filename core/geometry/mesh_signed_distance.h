@@ -88,6 +88,10 @@ class MeshSignedDistance {
   const std::shared_ptr<const TriangleMesh>& mesh_ptr() const { return mesh_; }
   const Bvh& bvh() const { return bvh_; }
   size_t memory_bytes() const;
+  /// An upper bound, before building, of what the arrays on huge pages of a mesh of
+  /// `num_triangles` triangles lose to rounding up to whole pages (0 below about 8k triangles):
+  /// the part of memory_bytes() that grows by steps rather than per triangle.
+  static double HugePageRoundingBound(int64_t num_triangles);
 
  private:
   MeshSignedDistance() = default;

@@ -14,20 +14,8 @@ absl::Status MeshNotFound(const std::string& id) {
 }
 
 double MeshStore::EstimateBytes(int64_t num_vertices, int64_t num_triangles) {
-  const double t = static_cast<double>(num_triangles);
-  // What the query arrays on huge pages lose to rounding up to whole pages (0 below 1 MiB each):
-  // the leaf slabs, vertices with normals and triangle ids (exact sizes), and the 4-wide BVH's
-  // nodes, whose number is known only after the build: 2 MiB once they could reach 1 MiB. Every
-  // node has at least two children except a lone root, and there are at most t leaves, so there
-  // are at most t nodes of 128 bytes (in practice about t/36).
-  auto rounding = [](double bytes) {
-    return static_cast<double>(HugePageAllocatedBytes(static_cast<size_t>(bytes))) - bytes;
-  };
-  const double max_node_bytes = std::max(t, 1.0) * sizeof(Bvh4Node);
-  const double huge_page_rounding = rounding(t * sizeof(TriangleSlab)) + rounding(t * 4 * sizeof(Eigen::Vector3d)) +
-                                    rounding(t * sizeof(int32_t)) +
-                                    (max_node_bytes >= kHugePageMinBytes ? kHugePageBytes : 0.0);
-  return 320e3 + 420.0 * t + 64.0 * static_cast<double>(num_vertices) + huge_page_rounding;
+  return 320e3 + 420.0 * static_cast<double>(num_triangles) + 64.0 * static_cast<double>(num_vertices) +
+         MeshSignedDistance::HugePageRoundingBound(num_triangles);
 }
 
 absl::StatusOr<MeshStore::AddResult> MeshStore::Add(std::vector<Eigen::Vector3d> vertices,

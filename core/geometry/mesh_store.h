@@ -69,8 +69,9 @@ class MeshStore final : public MeshLookup {
   /// Upper bound of the bytes a mesh of this size takes once built (measured on geodesic spheres
   /// and tori of 20 to 200k triangles: 100 kB to 310 kB of fixed cost, mostly the sign grid, plus
   /// 350 to 370 B per triangle; the bound takes 320 kB + 420 B per triangle + 64 B per vertex),
-  /// plus, from about 11k triangles on, what the query arrays lose to whole huge pages (up to
-  /// 2 MiB each; huge_page_allocator.h). Checked against the built size in memory_budget_test.
+  /// plus, from about 8k triangles on, what the query arrays lose to whole huge pages
+  /// (MeshSignedDistance::HugePageRoundingBound). Checked against the built size in
+  /// memory_budget_test.
   static double EstimateBytes(int64_t num_vertices, int64_t num_triangles);
 
   /// Validates (TriangleMesh::Create) and builds the acceleration structures once. With `grid`,
