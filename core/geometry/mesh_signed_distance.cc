@@ -101,7 +101,7 @@ inline void PrefetchTriangle(const Eigen::Vector3d* v) {
 // Fetches `lines` cache lines from the line-aligned `p` ahead of use.
 inline void PrefetchLines(const void* p, size_t lines) {
   const char* c = static_cast<const char*>(p);
-  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(c + 64 * l);
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(c + kCacheLineBytes * l);
 }
 
 }  // namespace
@@ -219,9 +219,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            PrefetchLines(&leaf_slabs_[e.index], e.count);  // one line per slab
+            PrefetchLines(&leaf_slabs_[e.index], e.count * (sizeof(TriangleSlab) / kCacheLineBytes));
           } else {
-            PrefetchLines(&nodes[e.index], 2);  // a node is two lines
+            PrefetchLines(&nodes[e.index], sizeof(Bvh4Node) / kCacheLineBytes);
           }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {
