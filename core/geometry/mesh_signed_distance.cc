@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace taxel::geometry {
 namespace {
@@ -98,11 +99,20 @@ inline void PrefetchTriangle(const Eigen::Vector3d* v) {
   __builtin_prefetch(reinterpret_cast<const char*>(v + 4) - 1);
 }
 
-// Fetches `lines` cache lines from the line-aligned `p` ahead of use.
-inline void PrefetchLines(const void* p, size_t lines) {
-  const char* c = static_cast<const char*>(p);
-  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(c + kCacheLineBytes * l);
+// Fetches the kLines cache lines from the line-aligned `p` ahead of use, unrolled: a loop over a
+// count that varies from call to call costs more in branches and loop overhead than the few
+// extra lines. The lines may run past the end of p's array (a prefetch never faults).
+template <size_t kLines>
+inline void PrefetchLines(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+#pragma GCC unroll 16
+  for (size_t l = 0; l < kLines; ++l) __builtin_prefetch(reinterpret_cast<const void*>(a + kCacheLineBytes * l));
 }
+
+// A leaf's slabs are prefetched as a whole block of kClosestPointLeafSize slabs (one line each),
+// whatever the leaf's size: the lines past a short leaf belong to the next leaf in BVH order.
+constexpr size_t kLeafBlockLines = kClosestPointLeafSize * sizeof(TriangleSlab) / kCacheLineBytes;
+constexpr size_t kNodeLines = sizeof(Bvh4Node) / kCacheLineBytes;
 
 }  // namespace
 
@@ -171,6 +181,10 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       for (uint32_t g = 0; g < n; g += 4) {
         live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g) << g;
       }
+      if constexpr (kCount) {
+        stats->leaf_triangles += n;
+        stats->pretest_passes += __builtin_popcount(live);
+      }
       for (uint32_t m = live; m != 0; m &= m - 1) {
         const uint32_t slot = first + __builtin_ctz(m);
         PrefetchTriangle(&leaf_vertices_[kLeafStride * slot]);
@@ -219,9 +233,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            PrefetchLines(&leaf_slabs_[e.index], e.count * (sizeof(TriangleSlab) / kCacheLineBytes));
+            PrefetchLines<kLeafBlockLines>(&leaf_slabs_[e.index]);
           } else {
-            PrefetchLines(&nodes[e.index], sizeof(Bvh4Node) / kCacheLineBytes);
+            PrefetchLines<kNodeLines>(&nodes[e.index]);
           }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {

@@ -55,6 +55,8 @@ struct ClosestPointResult {
 struct TraversalStats {
   int64_t nodes = 0;      ///< 4-wide nodes entered (each is one 4-box test)
   int64_t triangles = 0;  ///< exact point–triangle evaluations (not the float pre-tests)
+  int64_t leaf_triangles = 0;  ///< triangles of the leaves entered (one float pre-test each)
+  int64_t pretest_passes = 0;  ///< of those, the ones the pre-test let through
 };
 
 /// Acceleration structures of one mesh, built once and shared (thread-safe, immutable).

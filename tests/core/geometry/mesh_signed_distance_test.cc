@@ -437,6 +437,34 @@ TEST(MeshSdfOpenTest, SingleTriangleIsOutsideEverywhereOffItsPlane) {
   EXPECT_NEAR(sdf->WindingNumber(Vec(0.25, 0.25, -1e-9)), 0.5, 1e-6);
 }
 
+TEST(MeshSdfWorkTest, CountsOfATetrahedronInOneLeaf) {
+  // The unit tetrahedron's four triangles make one leaf: the 4-wide tree is one node. From
+  // p = (3, 3, 3) with no bound every slab pre-test passes (the limit is +inf). The slanted face
+  // x + y + z = 1 has the smallest bound, exact in its face region: p projects to (1/3, 1/3, 1/3),
+  // d² = (9 − 1)²/3 = 21.33. Next comes z = 0 (and, by symmetry, x = 0 and y = 0): h = 3, and p's
+  // projection (3, 3, 0) lies (3 + 3 − 1)/√2 beyond the edge x + y = 1, so the bound is
+  // 9 + 12.5 = 21.5 (its exact distance, to the edge point (0.5, 0.5, 0)) > 21.33: after the
+  // first exact test the other three are pruned.
+  const auto sdf = MakeSdf({{Vec(0, 0, 0), Vec(1, 0, 0), Vec(0, 1, 0), Vec(0, 0, 1)},
+                            {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}}});
+  TraversalStats stats;
+  ClosestPointResult c;
+  ASSERT_TRUE(sdf->ClosestPointCounted(Vec(3, 3, 3), kInf, &c, &stats));
+  EXPECT_NEAR(c.squared_distance, 64.0 / 3.0, 1e-12);
+  EXPECT_EQ(stats.nodes, 1);
+  EXPECT_EQ(stats.leaf_triangles, 4);
+  EXPECT_EQ(stats.pretest_passes, 4);
+  EXPECT_EQ(stats.triangles, 1);
+  // Bounded to 4 m (< √21.33 = 4.62, and the leaf's box [0, 1]³ is 2√3 = 3.46 m away): the leaf
+  // is entered and its slabs reject all four; nothing is found.
+  TraversalStats bounded;
+  EXPECT_FALSE(sdf->ClosestPointCounted(Vec(3, 3, 3), 4.0, &c, &bounded));
+  EXPECT_EQ(bounded.nodes, 1);
+  EXPECT_EQ(bounded.leaf_triangles, 4);
+  EXPECT_EQ(bounded.pretest_passes, 0);
+  EXPECT_EQ(bounded.triangles, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Extreme query points.
 // ---------------------------------------------------------------------------------------------
