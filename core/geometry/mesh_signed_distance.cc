@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 
 namespace taxel::geometry {
 namespace {
@@ -99,20 +98,11 @@ inline void PrefetchTriangle(const Eigen::Vector3d* v) {
   __builtin_prefetch(reinterpret_cast<const char*>(v + 4) - 1);
 }
 
-// Fetches the kLines cache lines from the line-aligned `p` ahead of use, unrolled: a loop over a
-// count that varies from call to call costs more in branches and loop overhead than the few
-// extra lines. The lines may run past the end of p's array (a prefetch never faults).
-template <size_t kLines>
-inline void PrefetchLines(const void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-#pragma GCC unroll 16
-  for (size_t l = 0; l < kLines; ++l) __builtin_prefetch(reinterpret_cast<const void*>(a + kCacheLineBytes * l));
+// Fetches `lines` cache lines from the line-aligned `p` ahead of use.
+inline void PrefetchLines(const void* p, size_t lines) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(c + kCacheLineBytes * l);
 }
-
-// A leaf's slabs are prefetched as a whole block of kClosestPointLeafSize slabs (one line each),
-// whatever the leaf's size: the lines past a short leaf belong to the next leaf in BVH order.
-constexpr size_t kLeafBlockLines = kClosestPointLeafSize * sizeof(TriangleSlab) / kCacheLineBytes;
-constexpr size_t kNodeLines = sizeof(Bvh4Node) / kCacheLineBytes;
 
 }  // namespace
 
@@ -233,9 +223,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            PrefetchLines<kLeafBlockLines>(&leaf_slabs_[e.index]);
+            PrefetchLines(&leaf_slabs_[e.index], e.count * (sizeof(TriangleSlab) / kCacheLineBytes));
           } else {
-            PrefetchLines<kNodeLines>(&nodes[e.index]);
+            PrefetchLines(&nodes[e.index], sizeof(Bvh4Node) / kCacheLineBytes);
           }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {
