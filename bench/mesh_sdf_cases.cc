@@ -102,7 +102,7 @@ const NearTimings& GetNearTimings(const std::string& mesh, int threads, int repe
 
 // Work per query, from core's counted traversal (not timed).
 struct WorkPerQuery {
-  double nodes = 0, triangles = 0, leaf_triangles = 0, pretest_passes = 0;
+  double nodes = 0, triangles = 0, pretests = 0, pretest_passes = 0;
 };
 
 const WorkPerQuery& GetWork(const std::string& mesh, bool near) {
@@ -121,7 +121,7 @@ const WorkPerQuery& GetWork(const std::string& mesh, bool near) {
   WorkPerQuery w;
   w.nodes = stats.nodes / n;
   w.triangles = stats.triangles / n;
-  w.leaf_triangles = stats.leaf_triangles / n;
+  w.pretests = stats.pretests / n;
   w.pretest_passes = stats.pretest_passes / n;
   return cache->emplace(key, w).first->second;
 }
@@ -175,7 +175,7 @@ void AddMeshFields(const SdfFixture& f, Record* r) {
 void AddWorkFields(const WorkPerQuery& w, Record* r) {
   r->AddNumber("bvh4_nodes_per_query", w.nodes);
   r->AddNumber("triangles_per_query", w.triangles);
-  r->AddNumber("pretests_per_query", w.leaf_triangles);
+  r->AddNumber("pretests_per_query", w.pretests);
   r->AddNumber("pretest_passes_per_query", w.pretest_passes);
 }
 

@@ -172,7 +172,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
         live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g) << g;
       }
       if constexpr (kCount) {
-        stats->leaf_triangles += n;
+        stats->pretests += n;
         stats->pretest_passes += __builtin_popcount(live);
       }
       for (uint32_t m = live; m != 0; m &= m - 1) {

@@ -53,9 +53,10 @@ struct ClosestPointResult {
 
 /// Work done by one closest-point traversal (ClosestPointCounted), for benchmarks.
 struct TraversalStats {
-  int64_t nodes = 0;      ///< 4-wide nodes entered (each is one 4-box test)
-  int64_t triangles = 0;  ///< exact point–triangle evaluations (not the float pre-tests)
-  int64_t leaf_triangles = 0;  ///< triangles of the leaves entered (one float pre-test each)
+  int64_t nodes = 0;           ///< 4-wide nodes entered (each is one 4-box test)
+  int64_t triangles = 0;       ///< exact point–triangle evaluations (not the float pre-tests)
+  int64_t pretests = 0;        ///< float slab pre-tests: one per triangle of each leaf entered
+                               ///< (none for points beyond kTriangleSlabMaxCoordinate)
   int64_t pretest_passes = 0;  ///< of those, the ones the pre-test let through
 };
 

@@ -452,7 +452,7 @@ TEST(MeshSdfWorkTest, CountsOfATetrahedronInOneLeaf) {
   ASSERT_TRUE(sdf->ClosestPointCounted(Vec(3, 3, 3), kInf, &c, &stats));
   EXPECT_NEAR(c.squared_distance, 64.0 / 3.0, 1e-12);
   EXPECT_EQ(stats.nodes, 1);
-  EXPECT_EQ(stats.leaf_triangles, 4);
+  EXPECT_EQ(stats.pretests, 4);
   EXPECT_EQ(stats.pretest_passes, 4);
   EXPECT_EQ(stats.triangles, 1);
   // Bounded to 4 m (< √21.33 = 4.62, and the leaf's box [0, 1]³ is 2√3 = 3.46 m away): the leaf
@@ -460,7 +460,7 @@ TEST(MeshSdfWorkTest, CountsOfATetrahedronInOneLeaf) {
   TraversalStats bounded;
   EXPECT_FALSE(sdf->ClosestPointCounted(Vec(3, 3, 3), 4.0, &c, &bounded));
   EXPECT_EQ(bounded.nodes, 1);
-  EXPECT_EQ(bounded.leaf_triangles, 4);
+  EXPECT_EQ(bounded.pretests, 4);
   EXPECT_EQ(bounded.pretest_passes, 0);
   EXPECT_EQ(bounded.triangles, 0);
 }
