@@ -100,29 +100,25 @@ const NearTimings& GetNearTimings(const std::string& mesh, int threads, int repe
   return cache->emplace(key, std::move(t)).first->second;
 }
 
-// Work per query, from core's counted traversal (not timed).
-struct WorkPerQuery {
-  double nodes = 0, triangles = 0, pretests = 0, pretest_passes = 0;
+// Work of one pass over the points, from core's counted traversal (not timed).
+struct Work {
+  geometry::TraversalStats total;
+  double queries = 0;
 };
 
-const WorkPerQuery& GetWork(const std::string& mesh, bool near) {
-  static auto* cache = new std::map<std::pair<std::string, bool>, WorkPerQuery>();
+const Work& GetWork(const std::string& mesh, bool near) {
+  static auto* cache = new std::map<std::pair<std::string, bool>, Work>();
   const auto key = std::make_pair(mesh, near);
   if (auto it = cache->find(key); it != cache->end()) return it->second;
   const SdfFixture& f = GetSdfFixture(mesh);
   const std::vector<Eigen::Vector3d>& points = near ? f.near_points : f.uniform_points;
   const double max_distance = near ? kNearShell : INFINITY;
-  geometry::TraversalStats stats;
+  Work w;
   for (const Eigen::Vector3d& p : points) {
     geometry::ClosestPointResult c;
-    f.sdf->ClosestPointCounted(p, max_distance, &c, &stats);
+    f.sdf->ClosestPointCounted(p, max_distance, &c, &w.total);
   }
-  const double n = static_cast<double>(points.size());
-  WorkPerQuery w;
-  w.nodes = stats.nodes / n;
-  w.triangles = stats.triangles / n;
-  w.pretests = stats.pretests / n;
-  w.pretest_passes = stats.pretest_passes / n;
+  w.queries = static_cast<double>(points.size());
   return cache->emplace(key, w).first->second;
 }
 
@@ -172,11 +168,11 @@ void AddMeshFields(const SdfFixture& f, Record* r) {
   r->AddInt("points", kSdfPoints);
 }
 
-void AddWorkFields(const WorkPerQuery& w, Record* r) {
-  r->AddNumber("bvh4_nodes_per_query", w.nodes);
-  r->AddNumber("triangles_per_query", w.triangles);
-  r->AddNumber("pretests_per_query", w.pretests);
-  r->AddNumber("pretest_passes_per_query", w.pretest_passes);
+void AddWorkFields(const Work& w, Record* r) {
+  r->AddNumber("bvh4_nodes_per_query", w.total.nodes / w.queries);
+  r->AddNumber("triangles_per_query", w.total.triangles / w.queries);
+  r->AddNumber("pretests_per_query", w.total.pretests / w.queries);
+  r->AddNumber("pretest_passes_per_query", w.total.pretest_passes / w.queries);
 }
 
 void RunSdfNear(Context& ctx, const std::string& mesh) {
