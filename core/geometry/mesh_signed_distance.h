@@ -16,7 +16,8 @@
 // exact; only triangles that may be closer than the best so far get the exact double test
 // (closest_point_triangle.h), so answers are those of a brute-force search over all triangles.
 // The traversal is bound by memory latency, so it prefetches every child in reach as soon as it
-// knows it, and the normal data of the triangle it accepts.
+// knows it (inner nodes whole, leaves their first slab lines), and the normal data of the
+// triangle it accepts.
 //
 // Bounded queries (the tactile case: a probe only needs surfaces within its radius) prune every
 // BVH node farther than max_distance. When no surface is within reach, the side is read from a
