@@ -44,7 +44,7 @@ class Bvh4 {
   /// range of primitive_order()); a leaf child may hold more than max_leaf_size primitives only
   /// where a binary leaf does. A binary BVH that is a single leaf becomes one node with one leaf
   /// child. Larger leaves make a shallower tree: worth it when a leaf's primitives can be
-  /// pre-tested cheaply (MeshSignedDistance uses 16 with triangle_slab.h).
+  /// pre-tested cheaply (MeshSignedDistance uses 24 with triangle_slab.h).
   static Bvh4 FromBinary(const Bvh& bvh, int max_leaf_size = 4);
   using NodeArray = HugePageVector<Bvh4Node>;
   const NodeArray& nodes() const { return nodes_; }

@@ -8,13 +8,18 @@ namespace {
 
 // Primitives per leaf of the 4-wide closest-point tree: its leaves are pre-tested with float slabs
 // four at a time, which costs less than the cache misses of the deeper tree smaller leaves need.
-// The binary BVH (and the winding-number tree on it) keeps leaves of at most 4.
-constexpr int kClosestPointLeafSize = 16;
-// Slab lines (one per triangle) prefetched of a leaf child when its parent finds it in reach: the
-// first half of a full leaf. Many such leaves are pruned before they are entered, and an entered
-// leaf's pre-tests read its slabs in order, which the hardware prefetcher follows; prefetching
-// whole leaves spent memory bandwidth on lines never read (torus50k: +6 % queries per second with
-// 8 lines against 16, ten alternated runs; 4, 6, 10 and 12 lines did no better than 8).
+// 24 with the partial prefetch below (one run of ten alternations per size in one binary, paired
+// ratio to Embree: torus50k 1.91× with 16, 2.02× with 24, 2.03× with 32, 1.92× with 48; ico20k
+// 2.00×, 2.14×, 2.19×; ico200k, whose arrays exceed the cache, 2.63×, 2.65×, 2.53×). The binary
+// BVH (and the winding-number tree on it) keeps leaves of at most 4. Leaf masks are 32-bit.
+constexpr int kClosestPointLeafSize = 24;
+static_assert(kClosestPointLeafSize % 4 == 0 && kClosestPointLeafSize <= 32, "leaf masks are 32-bit, groups of 4");
+// Slab lines (one per triangle) prefetched of a leaf child when its parent finds it in reach. Many
+// such leaves are pruned before they are entered, and an entered leaf's pre-tests read its slabs
+// in order, which the hardware prefetcher follows; prefetching whole leaves spent memory
+// bandwidth on lines never read (leaves of 16, torus50k: +6 % queries per second with 8 lines
+// against 16, ten alternated runs; 4, 6, 10 and 12 lines did no better than 8; with leaves of 32,
+// 4, 12 or 16 lines no better than 8 either).
 constexpr size_t kLeafPrefetchLines = 8;
 constexpr double kFourPi = 12.566370614359172;
 constexpr double kWindingBeta = 2.0;  // far-field accuracy parameter of Barill et al.

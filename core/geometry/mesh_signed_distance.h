@@ -10,7 +10,7 @@
 //    the first-order (dipole) far-field expansion of Barill et al., "Fast winding numbers for
 //    soups and clouds", SIGGRAPH 2018 (accuracy parameter beta = 2).
 //
-// Closest points come from a 4-wide BVH (bvh4.h) with leaves of up to 16 triangles, traversed
+// Closest points come from a 4-wide BVH (bvh4.h) with leaves of up to 24 triangles, traversed
 // nearest child first. Its box tests and the per-triangle pre-tests of a leaf (triangle_slab.h:
 // face and edge planes, 64 bytes per triangle) run in float with margins that keep the pruning
 // exact; only triangles that may be closer than the best so far get the exact double test
