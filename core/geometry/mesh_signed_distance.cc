@@ -13,7 +13,8 @@ namespace {
 // 2.00×, 2.14×, 2.19×; ico200k, whose arrays exceed the cache, 2.63×, 2.65×, 2.53×). The binary
 // BVH (and the winding-number tree on it) keeps leaves of at most 4. Leaf masks are 32-bit.
 constexpr int kClosestPointLeafSize = 24;
-static_assert(kClosestPointLeafSize % 4 == 0 && kClosestPointLeafSize <= 32, "leaf masks are 32-bit, groups of 4");
+static_assert(kClosestPointLeafSize % 4 == 0 && kClosestPointLeafSize + 4 <= 32,
+              "leaf masks are 32-bit and start up to 3 slots into a group of 4");
 // Cache lines of slabs prefetched of a leaf child when its parent finds it in reach. Many
 // such leaves are pruned before they are entered, and an entered leaf's pre-tests read its slabs
 // in order, which the hardware prefetcher follows; prefetching whole leaves spent memory
@@ -58,10 +59,10 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(std::shared_
     sdf->leaf_vertices_[kLeafStride * s + 3] = m.face_normal(static_cast<int>(order[s]));
     sdf->leaf_triangle_[s] = static_cast<int32_t>(order[s]);
   }
-  sdf->leaf_slabs_.resize(order.size());
+  sdf->leaf_slabs_.assign((order.size() + 3) / 4, TriangleSlabGroup{});
   for (size_t s = 0; s < order.size(); ++s) {
     const Eigen::Vector3d* v = &sdf->leaf_vertices_[kLeafStride * s];
-    sdf->leaf_slabs_[s] = MakeTriangleSlab(v[0], v[1], v[2]);
+    SetSlabLane(&sdf->leaf_slabs_[s / 4], static_cast<int>(s % 4), MakeTriangleSlab(v[0], v[1], v[2]));
   }
   sdf->tiny_distance_ = 1e-10 * (m.bounds().hi - m.bounds().lo).norm();
   for (const Eigen::Vector3d& v : m.vertices()) {
@@ -177,17 +178,20 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     }
     for (uint32_t end = first + count; first < end; first += kClosestPointLeafSize) {
       const uint32_t n = std::min<uint32_t>(kClosestPointLeafSize, end - first);
-      float lb2[kClosestPointLeafSize];
+      // Slots base + j, j < 32, in whole groups of four; the leaf's own are j in [o, o + n).
+      const uint32_t base = first & ~3u, o = first - base;
+      float lb2[kClosestPointLeafSize + 8];
       uint32_t live = 0;
-      for (uint32_t g = 0; g < n; g += 4) {
-        live |= TriangleSlabsWithin(&leaf_slabs_[first + g], std::min(4u, n - g), px, py, pz, slab_limit, lb2 + g) << g;
+      for (uint32_t j = 0; j < o + n; j += 4) {
+        live |= TriangleSlabGroupWithin(leaf_slabs_[(base + j) / 4], px, py, pz, slab_limit, lb2 + j) << j;
       }
+      live &= ((1u << n) - 1) << o;
       if constexpr (kCount) {
         stats->pretests += n;
         stats->pretest_passes += __builtin_popcount(live);
       }
       for (uint32_t m = live; m != 0; m &= m - 1) {
-        const uint32_t slot = first + __builtin_ctz(m);
+        const uint32_t slot = base + __builtin_ctz(m);
         PrefetchTriangle(&leaf_vertices_[kLeafStride * slot]);
       }
       // Nearest bound first (ties: lowest slot). Once the nearest remaining bound exceeds the
@@ -200,7 +204,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
         }
         if (lb2[k] > slab_limit) break;
         live &= ~(1u << k);
-        test_slot(first + k);
+        test_slot(base + k);
       }
     }
   };
@@ -234,8 +238,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            PrefetchLines(&leaf_slabs_[e.index],
-                          std::min<size_t>(e.count * (sizeof(TriangleSlab) / kCacheLineBytes), kLeafPrefetchLines));
+            PrefetchLines(&leaf_slabs_[e.index / 4],
+                          std::min<size_t>(((e.index % 4 + e.count + 3) / 4) * (sizeof(TriangleSlabGroup) / kCacheLineBytes),
+                                           kLeafPrefetchLines));
           } else {
             PrefetchLines(&nodes[e.index], sizeof(Bvh4Node) / kCacheLineBytes);
           }
@@ -507,7 +512,7 @@ double MeshSignedDistance::HugePageRoundingBound(int64_t num_triangles) {
   // there are at most t nodes (in practice t/34 to t/41 with leaves of 24), whose array loses
   // under one page.
   const double max_node_bytes = std::max(t, 1.0) * sizeof(Bvh4Node);
-  return rounding(t * sizeof(TriangleSlab)) + rounding(t * kLeafStride * sizeof(Eigen::Vector3d)) +
+  return rounding(std::ceil(t / 4) * sizeof(TriangleSlabGroup)) + rounding(t * kLeafStride * sizeof(Eigen::Vector3d)) +
          rounding(t * sizeof(int32_t)) + (max_node_bytes >= kHugePageMinBytes ? kHugePageBytes : 0.0);
 }
 

@@ -124,7 +124,7 @@ class MeshSignedDistance {
   // (huge_page_allocator.h), which spares most TLB misses.
   HugePageVector<Eigen::Vector3d> leaf_vertices_;
   HugePageVector<int32_t> leaf_triangle_;    // original triangle index per leaf slot
-  HugePageVector<TriangleSlab> leaf_slabs_;  // per leaf slot: planes of the float pre-test
+  HugePageVector<TriangleSlabGroup> leaf_slabs_;  // slots 4g..4g+3 in group g: planes of the float pre-test
   double coordinate_bound_ = 0;                 // largest |coordinate| of any vertex (m)
   double tiny_distance_ = 0;                    // 1e-10 of the bounds' diagonal (m): "on the surface"
 

@@ -1,5 +1,5 @@
 // A conservative lower bound on the distance from a point to a triangle, from four planes stored
-// in float, evaluated for up to four triangles at once. Closest-point traversals use it to skip
+// in float, evaluated for four triangles at once. Closest-point traversals use it to skip
 // the exact (double) closest-point test of triangles that cannot beat the best distance so far.
 //
 // The bound. Let n be the unit normal of triangle T = (a, b, c) and, for edge k (vertex k to
@@ -79,36 +79,49 @@ inline double TriangleSlabSlack(double p_max, double coordinate_bound) {
   return kTriangleSlabSlackPerUnit * (1.0 / (1 << 24)) * (p_max + coordinate_bound);
 }
 
-/// Float lower bounds on the squared distance from (px, py, pz) to the `count` (1..4) triangles
-/// of slabs[0, count), into lb2[0, count). Returns the mask of those with lb2 ≤ limit (bit k for
-/// slabs[k]). SSE on x86-64, scalar elsewhere; both give the same values.
-inline unsigned TriangleSlabsWithin(const TriangleSlab* slabs, unsigned count, float px, float py, float pz,
-                                    float limit, float lb2[4]) {
+/// The planes of four consecutive leaf slots, coordinate-major: x[k][t] is the x component of
+/// plane k (as in TriangleSlab) of triangle t. One coordinate of every plane of the four triangles
+/// per cache line, so that the bounds of four triangles come out lane by lane without a transpose.
+struct alignas(64) TriangleSlabGroup {
+  float x[4][4], y[4][4], z[4][4], w[4][4];
+};
+static_assert(sizeof(TriangleSlabGroup) == 256, "TriangleSlabGroup is four cache lines");
+
+/// Puts slab `s` into lane t of group `g`.
+inline void SetSlabLane(TriangleSlabGroup* g, int t, const TriangleSlab& s) {
+  for (int k = 0; k < 4; ++k) {
+    g->x[k][t] = s.x[k];
+    g->y[k][t] = s.y[k];
+    g->z[k][t] = s.z[k];
+    g->w[k][t] = s.w[k];
+  }
+}
+
+/// Float lower bounds on the squared distance from (px, py, pz) to the four triangles of `g`, into
+/// lb2[0, 4); returns the mask of those with lb2 ≤ limit (bit t for lane t). A lane with all-zero
+/// planes (an unused lane, or a triangle too thin to trust) gives 0. SSE on x86-64, scalar
+/// elsewhere: the same operations in the same order, hence the same values.
+inline unsigned TriangleSlabGroupWithin(const TriangleSlabGroup& g, float px, float py, float pz, float limit,
+                                        float lb2[4]) {
 #if defined(__SSE2__)
   const __m128 x = _mm_set1_ps(px), y = _mm_set1_ps(py), z = _mm_set1_ps(pz);
-  // Plane values of one triangle: (h, e0, e1, e2). Absent triangles give zeros, masked below.
-  auto planes = [&](unsigned k) {
-    if (k >= count) return _mm_setzero_ps();
-    const TriangleSlab& s = slabs[k];
-    const __m128 xy = _mm_add_ps(_mm_mul_ps(_mm_load_ps(s.x), x), _mm_mul_ps(_mm_load_ps(s.y), y));
-    return _mm_sub_ps(_mm_add_ps(xy, _mm_mul_ps(_mm_load_ps(s.z), z)), _mm_load_ps(s.w));
+  auto plane = [&](int k) {
+    const __m128 xy = _mm_add_ps(_mm_mul_ps(_mm_load_ps(g.x[k]), x), _mm_mul_ps(_mm_load_ps(g.y[k]), y));
+    return _mm_sub_ps(_mm_add_ps(xy, _mm_mul_ps(_mm_load_ps(g.z[k]), z)), _mm_load_ps(g.w[k]));
   };
-  __m128 h = planes(0), e0 = planes(1), e1 = planes(2), e2 = planes(3);
-  _MM_TRANSPOSE4_PS(h, e0, e1, e2);  // now lane k of each holds triangle k's value
+  const __m128 h = plane(0), e0 = plane(1), e1 = plane(2), e2 = plane(3);
   const __m128 e = _mm_max_ps(_mm_max_ps(e0, e1), _mm_max_ps(e2, _mm_setzero_ps()));
   const __m128 d2 = _mm_add_ps(_mm_mul_ps(h, h), _mm_mul_ps(e, e));
   _mm_storeu_ps(lb2, d2);
-  const unsigned live = (1u << count) - 1;
-  return static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(d2, _mm_set1_ps(limit)))) & live;
+  return static_cast<unsigned>(_mm_movemask_ps(_mm_cmple_ps(d2, _mm_set1_ps(limit))));
 #else
   unsigned mask = 0;
-  for (unsigned k = 0; k < count; ++k) {
-    const TriangleSlab& s = slabs[k];
+  for (int t = 0; t < 4; ++t) {
     float v[4];
-    for (int i = 0; i < 4; ++i) v[i] = ((s.x[i] * px + s.y[i] * py) + s.z[i] * pz) - s.w[i];
+    for (int k = 0; k < 4; ++k) v[k] = ((g.x[k][t] * px + g.y[k][t] * py) + g.z[k][t] * pz) - g.w[k][t];
     const float e = std::max(std::max(v[1], v[2]), std::max(v[3], 0.0f));
-    lb2[k] = v[0] * v[0] + e * e;
-    mask |= lb2[k] <= limit ? (1u << k) : 0u;
+    lb2[t] = v[0] * v[0] + e * e;
+    mask |= lb2[t] <= limit ? (1u << t) : 0u;
   }
   return mask;
 #endif

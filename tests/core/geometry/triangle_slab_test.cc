@@ -1,7 +1,7 @@
 // Tests for core/geometry/triangle_slab.h: hand values of the bound in each kind of region, the
 // documented pruning rule against the exact distance (closest_point_triangle.h, itself checked
 // against a dense barycentric search) on random and thin triangles near and far from the origin,
-// and the masks.
+// the masks and the group layout.
 #include "core/geometry/triangle_slab.h"
 
 #include <cmath>
@@ -24,11 +24,17 @@ double ExactSquaredDistance(const Vec& p, const Vec& a, const Vec& b, const Vec&
   return (p - ClosestPointOnTriangle(p, a, b, c, &f)).squaredNorm();
 }
 
+// The bound of slab s alone, evaluated in lane 2 of a group whose other lanes are unused (zero).
 float Bound(const TriangleSlab& s, const Vec& p) {
+  TriangleSlabGroup g{};
+  SetSlabLane(&g, 2, s);
   float lb2[4];
-  TriangleSlabsWithin(&s, 1, static_cast<float>(p.x()), static_cast<float>(p.y()), static_cast<float>(p.z()), INFINITY,
-                      lb2);
-  return lb2[0];
+  TriangleSlabGroupWithin(g, static_cast<float>(p.x()), static_cast<float>(p.y()), static_cast<float>(p.z()), INFINITY,
+                          lb2);
+  EXPECT_EQ(lb2[0], 0.0f);
+  EXPECT_EQ(lb2[1], 0.0f);
+  EXPECT_EQ(lb2[3], 0.0f);
+  return lb2[2];
 }
 
 // The triangle a = (0,0,0), b = (2,0,0), c = (0,2,0) in the plane z = 0 (the same as in
@@ -113,21 +119,43 @@ TEST(TriangleSlabTest, BoundNeverExceedsTheExactDistanceBeyondTheSlack) {
 
 TEST(TriangleSlabTest, MaskHasOneBitPerTriangleWithinTheLimit) {
   // Four unit right triangles in z = 0 translated along x by 0, 10, 20, 30; the query is 1 above
-  // the first one's face, so the bounds squared are 1, 1 + 9.x², ...: only slab 0 is within 2.
-  std::vector<TriangleSlab> slabs;
+  // the first one's face, so the bounds squared are 1, 1 + 9.75², ...: only lane 0 is within 2.
+  TriangleSlabGroup g{};
   for (int k = 0; k < 4; ++k) {
     const Vec o(10.0 * k, 0, 0);
-    slabs.push_back(MakeTriangleSlab(o, o + Vec(1, 0, 0), o + Vec(0, 1, 0)));
+    SetSlabLane(&g, k, MakeTriangleSlab(o, o + Vec(1, 0, 0), o + Vec(0, 1, 0)));
   }
   float lb2[4];
-  EXPECT_EQ(TriangleSlabsWithin(slabs.data(), 4, 0.25f, 0.25f, 1.0f, 2.0f, lb2), 0x1u);
+  EXPECT_EQ(TriangleSlabGroupWithin(g, 0.25f, 0.25f, 1.0f, 2.0f, lb2), 0x1u);
   EXPECT_FLOAT_EQ(lb2[0], 1.0f);
   // (0.25, 0.25, 1) is 9.75 to the left of x = 10 (edge 2 of triangle 1): 1 + 9.75².
   EXPECT_FLOAT_EQ(lb2[1], 1.0f + 9.75f * 9.75f);
-  EXPECT_EQ(TriangleSlabsWithin(slabs.data(), 4, 0.25f, 0.25f, 1.0f, 1e6f, lb2), 0xFu);
-  // Only the first `count` slabs are read and reported.
-  EXPECT_EQ(TriangleSlabsWithin(slabs.data(), 2, 0.25f, 0.25f, 1.0f, 1e6f, lb2), 0x3u);
-  EXPECT_EQ(TriangleSlabsWithin(slabs.data(), 1, 0.25f, 0.25f, 1.0f, 0.5f, lb2), 0x0u);
+  // 19.75 and 29.75 to the left of x = 20 and x = 30.
+  EXPECT_FLOAT_EQ(lb2[2], 1.0f + 19.75f * 19.75f);
+  EXPECT_FLOAT_EQ(lb2[3], 1.0f + 29.75f * 29.75f);
+  EXPECT_EQ(TriangleSlabGroupWithin(g, 0.25f, 0.25f, 1.0f, 1e6f, lb2), 0xFu);
+  // 1 + 9.75² = 96.06 and 1 + 19.75² = 391.06: a limit of 100 takes lanes 0 and 1.
+  EXPECT_EQ(TriangleSlabGroupWithin(g, 0.25f, 0.25f, 1.0f, 100.0f, lb2), 0x3u);
+  EXPECT_EQ(TriangleSlabGroupWithin(g, 0.25f, 0.25f, 1.0f, 0.5f, lb2), 0x0u);
+}
+
+TEST(TriangleSlabTest, GroupLanesHoldTheirSlabCoordinateMajor) {
+  // Lane t of plane k sits at x[k][t]: the four values of one plane of the four triangles share a
+  // 16-byte row, which is what lets one vector operation evaluate a plane for all four.
+  const TriangleSlab s = MakeTriangleSlab(Vec(0, 0, 0), Vec(2, 0, 0), Vec(0, 2, 0));
+  TriangleSlabGroup g{};
+  SetSlabLane(&g, 3, s);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(g.x[k][3], s.x[k]);
+    EXPECT_EQ(g.y[k][3], s.y[k]);
+    EXPECT_EQ(g.z[k][3], s.z[k]);
+    EXPECT_EQ(g.w[k][3], s.w[k]);
+    for (int t = 0; t < 3; ++t) EXPECT_EQ(g.x[k][t], 0.0f);
+  }
+  // The face plane z = 0 with normal +z and offset 0; edge 0 (a to b) lies on y = 0, outward −y.
+  EXPECT_EQ(g.z[0][3], 1.0f);
+  EXPECT_EQ(g.w[0][3], 0.0f);
+  EXPECT_EQ(g.y[1][3], -1.0f);
 }
 
 }  // namespace
