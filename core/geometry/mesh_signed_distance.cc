@@ -181,11 +181,9 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
       // Slots base + j, j < 32, in whole groups of four; the leaf's own are j in [o, o + n).
       const uint32_t base = first & ~3u, o = first - base;
       float lb2[kClosestPointLeafSize + 8];
-      uint32_t live = 0;
-      for (uint32_t j = 0; j < o + n; j += 4) {
-        live |= TriangleSlabGroupWithin(leaf_slabs_[(base + j) / 4], px, py, pz, slab_limit, lb2 + j) << j;
-      }
-      live &= ((1u << n) - 1) << o;
+      uint32_t live =
+          TriangleSlabGroupsWithin(&leaf_slabs_[base / 4], (o + n + 3) / 4, px, py, pz, slab_limit, lb2) &
+          (((1u << n) - 1) << o);
       if constexpr (kCount) {
         stats->pretests += n;
         stats->pretest_passes += __builtin_popcount(live);

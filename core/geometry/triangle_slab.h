@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "Eigen/Core"
 
@@ -126,6 +127,20 @@ inline unsigned TriangleSlabGroupWithin(const TriangleSlabGroup& g, float px, fl
   return mask;
 #endif
 }
+
+/// TriangleSlabGroupWithin for `groups` (1..8) consecutive groups: lb2[4g + t] and bit 4g + t of
+/// the mask for lane t of groups[g]. The same values as group by group; AVX-512 (four groups per
+/// pass, the same operations in the same order, without contraction into fused multiply-adds)
+/// when the CPU has it.
+uint32_t TriangleSlabGroupsWithin(const TriangleSlabGroup* groups, uint32_t count, float px, float py, float pz,
+                                  float limit, float* lb2);
+
+namespace internal {
+/// TriangleSlabGroupsWithin by TriangleSlabGroupWithin group by group (`portable`) or by the
+/// fastest path this CPU has (what TriangleSlabGroupsWithin uses). For tests: the two agree.
+uint32_t TriangleSlabGroupsWithinWith(bool portable, const TriangleSlabGroup* groups, uint32_t count, float px,
+                                      float py, float pz, float limit, float* lb2);
+}  // namespace internal
 
 }  // namespace taxel::geometry
 

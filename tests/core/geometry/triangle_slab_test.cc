@@ -158,5 +158,43 @@ TEST(TriangleSlabTest, GroupLanesHoldTheirSlabCoordinateMajor) {
   EXPECT_EQ(g.y[1][3], -1.0f);
 }
 
+// The multi-group entry point (AVX-512 on CPUs that have it, four groups per pass) against group
+// by group: the same bounds bit for bit and the same mask, for 1 to 8 groups, random triangles
+// (some thin, hence all-zero planes), points near and far, and limits that split the lanes. On a
+// CPU without AVX-512 both calls take the portable path and the test checks only the masks'
+// layout.
+TEST(TriangleSlabTest, GroupsAtOnceMatchGroupByGroup) {
+  const auto corners = UniformPoints(8 * 4 * 3, Vec::Constant(-0.01), Vec::Constant(0.01), 21);
+  const auto queries = UniformPoints(50, Vec::Constant(-0.03), Vec::Constant(0.03), 22);
+  std::vector<TriangleSlabGroup> groups(8);
+  for (int s = 0; s < 32; ++s) {
+    const Vec a = corners[3 * s], b = corners[3 * s + 1];
+    const Vec c = s % 7 == 3 ? Vec(0.5 * (a + b)) : corners[3 * s + 2];  // every 7th degenerate
+    SetSlabLane(&groups[s / 4], s % 4, MakeTriangleSlab(a, b, c));
+  }
+  int differing_masks = 0;
+  for (uint32_t count = 1; count <= 8; ++count) {
+    for (const Vec& q : queries) {
+      const float px = static_cast<float>(q.x()), py = static_cast<float>(q.y()), pz = static_cast<float>(q.z());
+      for (const float limit : {0.0f, 1e-4f, 4e-4f, INFINITY}) {
+        float fast[32], portable[32];
+        const uint32_t m_fast =
+            internal::TriangleSlabGroupsWithinWith(false, groups.data(), count, px, py, pz, limit, fast);
+        const uint32_t m_portable =
+            internal::TriangleSlabGroupsWithinWith(true, groups.data(), count, px, py, pz, limit, portable);
+        ASSERT_EQ(m_fast, m_portable) << count << " groups, limit " << limit;
+        uint32_t expected = 0;
+        for (uint32_t k = 0; k < 4 * count; ++k) {
+          ASSERT_EQ(fast[k], portable[k]) << "lane " << k << " of " << count << " groups";
+          if (portable[k] <= limit) expected |= 1u << k;
+        }
+        EXPECT_EQ(m_portable, expected);
+        if (m_portable != 0 && m_portable != (count == 8 ? ~0u : (1u << (4 * count)) - 1)) ++differing_masks;
+      }
+    }
+  }
+  EXPECT_GT(differing_masks, 100);  // the limits do split the lanes
+}
+
 }  // namespace
 }  // namespace taxel::geometry
