@@ -18,7 +18,9 @@ uint32_t GroupsPortable(const TriangleSlabGroup* groups, uint32_t count, float p
 // -Wmaybe-uninitialized reports as a use of an uninitialised value (a false positive).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 // The plane values of the 16 (plane, triangle) lanes of one group, in TriangleSlabGroupWithin's

@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "Eigen/Core"
+#include "Eigen/Geometry"  // cross()
 
 #if defined(__SSE2__)
 #include <immintrin.h>
