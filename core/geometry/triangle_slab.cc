@@ -8,7 +8,8 @@ namespace {
 uint32_t GroupsPortable(const TriangleSlabGroup* groups, uint32_t count, float px, float py, float pz, float limit,
                         float* lb2) {
   uint32_t mask = 0;
-  for (uint32_t g = 0; g < count; ++g) mask |= TriangleSlabGroupWithin(groups[g], px, py, pz, limit, lb2 + 4 * g) << (4 * g);
+  for (uint32_t g = 0; g < count; ++g)
+    mask |= TriangleSlabGroupWithin(groups[g], px, py, pz, limit, lb2 + 4 * g) << (4 * g);
   return mask;
 }
 
@@ -29,8 +30,9 @@ constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 TAXEL_AVX512 inline __m512 Planes16(const TriangleSlabGroup& g, __m512 x, __m512 y, __m512 z) {
   const __m512 xy = _mm512_add_round_ps(_mm512_mul_round_ps(_mm512_load_ps(&g.x[0][0]), x, kRound),
                                         _mm512_mul_round_ps(_mm512_load_ps(&g.y[0][0]), y, kRound), kRound);
-  return _mm512_sub_round_ps(_mm512_add_round_ps(xy, _mm512_mul_round_ps(_mm512_load_ps(&g.z[0][0]), z, kRound), kRound),
-                             _mm512_load_ps(&g.w[0][0]), kRound);
+  return _mm512_sub_round_ps(
+      _mm512_add_round_ps(xy, _mm512_mul_round_ps(_mm512_load_ps(&g.z[0][0]), z, kRound), kRound),
+      _mm512_load_ps(&g.w[0][0]), kRound);
 }
 
 // Four groups per pass: their plane values v0..v3 (128-bit blocks h, e0, e1, e2) are regrouped
