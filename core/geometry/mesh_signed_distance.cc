@@ -13,7 +13,7 @@ namespace {
 // 2.00×, 2.14×, 2.19×; ico200k, whose arrays exceed the cache, 2.63×, 2.65×, 2.53×). The binary
 // BVH (and the winding-number tree on it) keeps leaves of at most 4. Leaf masks are 32-bit.
 constexpr int kClosestPointLeafSize = 24;
-static_assert(kClosestPointLeafSize % 4 == 0 && kClosestPointLeafSize + 4 <= 32,
+static_assert(kClosestPointLeafSize % 4 == 0 && kClosestPointLeafSize + 3 <= 32,
               "leaf masks are 32-bit and start up to 3 slots into a group of 4");
 // Cache lines of slabs prefetched of a leaf child when its parent finds it in reach. Many
 // such leaves are pruned before they are entered, and an entered leaf's pre-tests read its slabs
@@ -179,12 +179,12 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     }
     for (uint32_t end = first + count; first < end; first += kClosestPointLeafSize) {
       const uint32_t n = std::min<uint32_t>(kClosestPointLeafSize, end - first);
-      // Slots base + j, j < 32, in whole groups of four; the leaf's own are j in [o, o + n).
-      const uint32_t base = first & ~3u, o = first - base;
-      float lb2[kClosestPointLeafSize + 8];
-      uint32_t live =
-          TriangleSlabGroupsWithin(&leaf_slabs_[base / 4], (o + n + 3) / 4, px, py, pz, slab_limit, lb2) &
-          (((1u << n) - 1) << o);
+      // Slots base + j in whole groups of four; the leaf's own are j in [o, o + n), o ≤ 3.
+      const uint32_t o = first % 4, base = first - o;
+      float lb2[kClosestPointLeafSize + 4];  // up to (3 + n + 3) / 4 groups
+      uint32_t live = TriangleSlabGroupsWithin(&leaf_slabs_[base / 4], SlabGroupsSpanning(first, n), px, py, pz,
+                                               slab_limit, lb2) &
+                      (((1u << n) - 1) << o);
       if constexpr (kCount) {
         stats->pretests += n;
         stats->pretest_passes += __builtin_popcount(live);
@@ -237,7 +237,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
           const int c = __builtin_ctz(mask);
           const Entry e{n.index[c], n.count[c], d2[c]};
           if (e.count > 0) {
-            const size_t groups = (e.index % 4 + e.count + 3) / 4;  // the groups holding its slots
+            const size_t groups = SlabGroupsSpanning(e.index, e.count);
             PrefetchLines(&leaf_slabs_[e.index / 4],
                           std::min(groups * (sizeof(TriangleSlabGroup) / kCacheLineBytes), kLeafPrefetchLines));
           } else {

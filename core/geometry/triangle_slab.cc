@@ -81,11 +81,7 @@ uint32_t TriangleSlabGroupsWithinWith(bool portable, const TriangleSlabGroup* gr
 
 uint32_t TriangleSlabGroupsWithin(const TriangleSlabGroup* groups, uint32_t count, float px, float py, float pz,
                                   float limit, float* lb2) {
-#if defined(__x86_64__)
-  static const bool avx512 = CpuHasAvx512();
-  if (avx512) return GroupsAvx512(groups, count, px, py, pz, limit, lb2);
-#endif
-  return GroupsPortable(groups, count, px, py, pz, limit, lb2);
+  return internal::TriangleSlabGroupsWithinWith(false, groups, count, px, py, pz, limit, lb2);
 }
 
 }  // namespace taxel::geometry

@@ -89,6 +89,9 @@ struct alignas(64) TriangleSlabGroup {
 };
 static_assert(sizeof(TriangleSlabGroup) == 256, "TriangleSlabGroup is four cache lines");
 
+/// The number of groups, from group first / 4 on, that hold slots [first, first + count).
+constexpr uint32_t SlabGroupsSpanning(uint32_t first, uint32_t count) { return (first % 4 + count + 3) / 4; }
+
 /// Puts slab `s` into lane t of group `g`.
 inline void SetSlabLane(TriangleSlabGroup* g, int t, const TriangleSlab& s) {
   for (int k = 0; k < 4; ++k) {

@@ -158,6 +158,15 @@ TEST(TriangleSlabTest, GroupLanesHoldTheirSlabCoordinateMajor) {
   EXPECT_EQ(g.y[1][3], -1.0f);
 }
 
+TEST(TriangleSlabTest, GroupsSpanningCountsTheGroupsASlotRangeTouches) {
+  EXPECT_EQ(SlabGroupsSpanning(0, 4), 1u);   // slots 0–3: group 0
+  EXPECT_EQ(SlabGroupsSpanning(3, 1), 1u);   // slot 3: group 0
+  EXPECT_EQ(SlabGroupsSpanning(3, 2), 2u);   // slots 3–4: groups 0, 1
+  EXPECT_EQ(SlabGroupsSpanning(2, 3), 2u);   // slots 2–4: groups 0, 1
+  EXPECT_EQ(SlabGroupsSpanning(8, 24), 6u);  // slots 8–31: groups 2–7
+  EXPECT_EQ(SlabGroupsSpanning(5, 24), 7u);  // slots 5–28: groups 1–7
+}
+
 // The multi-group entry point (AVX-512 on CPUs that have it, four groups per pass) against group
 // by group: the same bounds bit for bit and the same mask, for 1 to 8 groups, random triangles
 // (some thin, hence all-zero planes), points near and far, and limits that split the lanes. On a
