@@ -169,7 +169,7 @@ void AddMeshFields(const SdfFixture& f, Record* r) {
 }
 
 void AddWorkFields(const Work& w, Record* r) {
-  r->AddNumber("bvh4_nodes_per_query", w.total.nodes / w.queries);
+  r->AddNumber("bvh_nodes_per_query", w.total.nodes / w.queries);
   r->AddNumber("triangles_per_query", w.total.triangles / w.queries);
   r->AddNumber("pretests_per_query", w.total.pretests / w.queries);
   r->AddNumber("pretest_passes_per_query", w.total.pretest_passes / w.queries);

@@ -6,7 +6,7 @@
 namespace taxel::geometry {
 namespace {
 
-// Primitives per leaf of the 4-wide closest-point tree: its leaves are pre-tested with float slabs
+// Primitives per leaf of the closest-point tree: its leaves are pre-tested with float slabs
 // four at a time, which costs less than the cache misses of the deeper tree smaller leaves need.
 // 24 with the partial prefetch below (one run of ten alternations per size in one binary, paired
 // ratio to Embree: torus50k 1.91× with 16, 2.02× with 24, 2.03× with 32, 1.92× with 48; ico20k
@@ -50,7 +50,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(std::shared_
     for (int k = 0; k < 3; ++k) bounds[t].Extend(m.vertex(m.triangle(t)[k]));
   }
   sdf->bvh_ = Bvh::Build(bounds, 4);
-  sdf->bvh4_ = Bvh4::FromBinary(sdf->bvh_, kClosestPointLeafSize);
+  sdf->wide_ = ClosestPointTree::FromBinary(sdf->bvh_, kClosestPointLeafSize);
   const auto& order = sdf->bvh_.primitive_order();
   sdf->leaf_vertices_.resize(kLeafStride * order.size());
   sdf->leaf_triangle_.resize(order.size());
@@ -122,14 +122,14 @@ inline void PrefetchLines(const void* p, size_t lines) {
 template <bool kCount>
 bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_distance, ClosestPointResult* out,
                                           TraversalStats* stats) const {
-  // Box tests run in float, four children at a time. The bounds are float values rounded
+  // Box tests run in float, four children per SSE pass. The bounds are float values rounded
   // outwards; the query point rounded to float moves by at most eps·M (M = its largest
   // coordinate) and the float arithmetic loses a few eps relative. A node is pruned only when
   // its float distance exceeds (b·(1 + 8 eps) + 2·eps·M)² for the current best distance b, which
   // any node holding a point within b satisfies: pruning stays exact wherever p is. Triangles in
   // reach are pre-tested the same way with their float slab bounds (triangle_slab.h) and only
   // those that may beat b get the exact double test.
-  const Bvh4::NodeArray& nodes = bvh4_.nodes();
+  const ClosestPointTree::NodeArray& nodes = wide_.nodes();
   const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
   const double p_max = p.cwiseAbs().maxCoeff();
   const double node_slack = 2 * kFloatEps * p_max;
@@ -142,7 +142,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     uint32_t index, count;  // count > 0: a leaf's primitive range; 0: an inner node
     float d2;
   };
-  Entry stack[kBvh4StackSize];
+  Entry stack[ClosestPointTree::kStackSize];
   int sp = 0;
   bool found = false;
   int best_slot = -1;
@@ -219,10 +219,10 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   };
   uint32_t node = 0;
   while (true) {
-    const Bvh4Node& n = nodes[node];
+    const ClosestPointTree::Node& n = nodes[node];
     if constexpr (kCount) ++stats->nodes;
-    float d2[4];
-    unsigned mask = Bvh4ChildrenWithin(n, px, py, pz, limit, d2);
+    float d2[kClosestPointWidth];
+    unsigned mask = BvhChildrenWithin(n, px, py, pz, limit, d2);
     bool descend = false;
     if (mask != 0) {
       if ((mask & (mask - 1)) == 0) {  // one child in reach: no sorting, no stack
@@ -231,7 +231,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
         descend = visit(e);
         if (descend) node = e.index;
       } else {
-        Entry hits[4];
+        Entry hits[kClosestPointWidth];
         int nh = 0;
         for (; mask != 0; mask &= mask - 1) {
           const int c = __builtin_ctz(mask);
@@ -241,7 +241,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
             PrefetchLines(&leaf_slabs_[e.index / 4],
                           std::min(groups * (sizeof(TriangleSlabGroup) / kCacheLineBytes), kLeafPrefetchLines));
           } else {
-            PrefetchLines(&nodes[e.index], sizeof(Bvh4Node) / kCacheLineBytes);
+            PrefetchLines(&nodes[e.index], sizeof(ClosestPointTree::Node) / kCacheLineBytes);
           }
           int k = nh++;
           while (k > 0 && hits[k - 1].d2 > e.d2) {
@@ -506,17 +506,17 @@ double MeshSignedDistance::HugePageRoundingBound(int64_t num_triangles) {
   auto rounding = [](double bytes) {
     return static_cast<double>(HugePageAllocatedBytes(static_cast<size_t>(bytes))) - bytes;
   };
-  // The leaf arrays have exact sizes. The 4-wide BVH's node count is known only after the build:
-  // every node has at least two children except a lone root, and there are at most t leaves, so
-  // there are at most t nodes (in practice t/34 to t/41 with leaves of 24), whose array loses
-  // under one page.
-  const double max_node_bytes = std::max(t, 1.0) * sizeof(Bvh4Node);
+  // The leaf arrays have exact sizes. The wide BVH's node count is known only after the build;
+  // BvhWide::MaxNodes bounds it, and its array loses under one page.
+  const double max_node_bytes =
+      static_cast<double>(ClosestPointTree::MaxNodes(num_triangles, kClosestPointLeafSize)) *
+      sizeof(ClosestPointTree::Node);
   return rounding(std::ceil(t / 4) * sizeof(TriangleSlabGroup)) + rounding(t * kLeafStride * sizeof(Eigen::Vector3d)) +
          rounding(t * sizeof(int32_t)) + (max_node_bytes >= kHugePageMinBytes ? kHugePageBytes : 0.0);
 }
 
 size_t MeshSignedDistance::memory_bytes() const {
-  return sizeof(*this) + bvh_.memory_bytes() + bvh4_.memory_bytes() +
+  return sizeof(*this) + bvh_.memory_bytes() + wide_.memory_bytes() +
          HugePageVectorBytes(leaf_vertices_) + HugePageVectorBytes(leaf_triangle_) + HugePageVectorBytes(leaf_slabs_) +
          winding_.capacity() * sizeof(WindingNode) + grid_.capacity();
 }

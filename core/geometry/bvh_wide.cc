@@ -1,4 +1,4 @@
-#include "core/geometry/bvh4.h"
+#include "core/geometry/bvh_wide.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,9 @@ float HalfArea(const BvhNode& n) {
 
 }  // namespace
 
-Bvh4 Bvh4::FromBinary(const Bvh& bvh, int max_leaf_size) {
-  Bvh4 out;
+template <int W>
+BvhWide<W> BvhWide<W>::FromBinary(const Bvh& bvh, int max_leaf_size) {
+  BvhWide out;
   const auto& bin = bvh.nodes();
   if (bin.empty()) return out;
   // Primitive range [first, end) of every binary subtree (children follow their parent, so a
@@ -32,20 +33,20 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh, int max_leaf_size) {
   auto is_leaf = [&](uint32_t b) {
     return bin[b].is_leaf() || range[b].second - range[b].first <= static_cast<uint32_t>(max_leaf_size);
   };
-  // Work list of (binary node, Bvh4 node to fill).
+  // Work list of (binary node, wide node to fill).
   std::vector<std::pair<uint32_t, uint32_t>> work;
   out.nodes_.push_back({});
   work.push_back({0, 0});
   while (!work.empty()) {
     const auto [b, q] = work.back();
     work.pop_back();
-    // Gather up to four children.
+    // Gather up to W children.
     std::vector<uint32_t> kids;
     if (is_leaf(b)) {
       kids.push_back(b);
     } else {
       kids = {bin[b].index, bin[b].index + 1};
-      while (kids.size() < 4) {
+      while (kids.size() < static_cast<size_t>(W)) {
         int best = -1;
         float best_area = -1;
         for (size_t k = 0; k < kids.size(); ++k) {
@@ -60,13 +61,13 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh, int max_leaf_size) {
         kids.insert(kids.begin() + best + 1, bin[open].index + 1);
       }
     }
-    Bvh4Node node;
-    for (int c = 0; c < 4; ++c) {
+    Node node;
+    for (int c = 0; c < W; ++c) {
       for (int a = 0; a < 3; ++a) {
         node.lo[a][c] = std::numeric_limits<float>::quiet_NaN();
         node.hi[a][c] = std::numeric_limits<float>::quiet_NaN();
       }
-      node.index[c] = kBvh4Absent;
+      node.index[c] = kBvhWideAbsent;
       node.count[c] = 0;
     }
     for (size_t c = 0; c < kids.size(); ++c) {
@@ -89,5 +90,8 @@ Bvh4 Bvh4::FromBinary(const Bvh& bvh, int max_leaf_size) {
   out.nodes_.shrink_to_fit();
   return out;
 }
+
+template class BvhWide<4>;
+template class BvhWide<16>;
 
 }  // namespace taxel::geometry
