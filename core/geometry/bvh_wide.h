@@ -4,8 +4,8 @@
 // so passes of 4-lane float arithmetic give the squared distance from a query point to all of them
 // (Wald et al., "Getting rid of packets", 2008, and Embree's BVH4/BVH8 use the same layout). The
 // leaves are the binary BVH's leaves, or its subtrees small enough: their primitive ranges index
-// the same primitive_order(). MeshSignedDistance uses W = 16: a tree of about a third of the
-// depth of the 4-wide one, so fewer dependent node loads per query, for the same box tests.
+// the same primitive_order(). MeshSignedDistance uses W = 16: a query enters about half as many
+// nodes as in the 4-wide tree (torus50k: 3.7 against 7.9), so fewer dependent node loads.
 #ifndef TAXEL_CORE_GEOMETRY_BVH_WIDE_H_
 #define TAXEL_CORE_GEOMETRY_BVH_WIDE_H_
 

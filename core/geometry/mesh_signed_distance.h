@@ -116,8 +116,8 @@ class MeshSignedDistance {
 
   std::shared_ptr<const TriangleMesh> mesh_;
   Bvh bvh_;                                     // binary: build and the winding-number tree
-  // Closest-point queries: 16 children per node (a third of the 4-wide tree's depth: fewer
-  // dependent node loads per query; torus50k 2.35 → 2.73 M queries/s, docs/performance.md).
+  // Closest-point queries: 16 children per node (half the nodes per query of a 4-wide tree: fewer
+  // dependent node loads per query; torus50k 2.3 → 2.7 M queries/s, docs/performance.md).
   static constexpr int kClosestPointWidth = 16;
   using ClosestPointTree = BvhWide<kClosestPointWidth>;
   ClosestPointTree wide_;
