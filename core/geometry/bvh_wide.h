@@ -70,9 +70,6 @@ class BvhWide {
   NodeArray nodes_;  // on huge pages when large (huge_page_allocator.h): queries walk it at random
 };
 
-using Bvh4 = BvhWide<4>;
-using Bvh16 = BvhWide<16>;
-
 /// Squared distances from (px, py, pz) to the W child boxes of `n`, in float, into d2[W], and the
 /// mask of those at squared distance ≤ limit (bit c for child c; absent children never are).
 /// SSE on x86-64, four children per pass, scalar elsewhere: the same operations per child, so the

@@ -50,7 +50,7 @@ std::shared_ptr<const MeshSignedDistance> MeshSignedDistance::Build(std::shared_
     for (int k = 0; k < 3; ++k) bounds[t].Extend(m.vertex(m.triangle(t)[k]));
   }
   sdf->bvh_ = Bvh::Build(bounds, 4);
-  sdf->wide_ = ClosestPointTree::FromBinary(sdf->bvh_, kClosestPointLeafSize);
+  sdf->closest_tree_ = ClosestPointTree::FromBinary(sdf->bvh_, kClosestPointLeafSize);
   const auto& order = sdf->bvh_.primitive_order();
   sdf->leaf_vertices_.resize(kLeafStride * order.size());
   sdf->leaf_triangle_.resize(order.size());
@@ -129,7 +129,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
   // any node holding a point within b satisfies: pruning stays exact wherever p is. Triangles in
   // reach are pre-tested the same way with their float slab bounds (triangle_slab.h) and only
   // those that may beat b get the exact double test.
-  const ClosestPointTree::NodeArray& nodes = wide_.nodes();
+  const ClosestPointTree::NodeArray& nodes = closest_tree_.nodes();
   const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
   const double p_max = p.cwiseAbs().maxCoeff();
   const double node_slack = 2 * kFloatEps * p_max;
@@ -516,7 +516,7 @@ double MeshSignedDistance::HugePageRoundingBound(int64_t num_triangles) {
 }
 
 size_t MeshSignedDistance::memory_bytes() const {
-  return sizeof(*this) + bvh_.memory_bytes() + wide_.memory_bytes() +
+  return sizeof(*this) + bvh_.memory_bytes() + closest_tree_.memory_bytes() +
          HugePageVectorBytes(leaf_vertices_) + HugePageVectorBytes(leaf_triangle_) + HugePageVectorBytes(leaf_slabs_) +
          winding_.capacity() * sizeof(WindingNode) + grid_.capacity();
 }

@@ -120,7 +120,7 @@ class MeshSignedDistance {
   // dependent node loads per query; torus50k 2.3 → 2.7 M queries/s, docs/performance.md).
   static constexpr int kClosestPointWidth = 16;
   using ClosestPointTree = BvhWide<kClosestPointWidth>;
-  ClosestPointTree wide_;
+  ClosestPointTree closest_tree_;
   // Per triangle in BVH leaf order, kLeafStride entries: its three vertices, then its face normal
   // (read for the sign and the normal of a face region, on the cache lines of the vertices).
   static constexpr size_t kLeafStride = 4;

@@ -102,13 +102,13 @@ TEST(BvhWideCollapseTest, LargerLeavesMakeFewerNodes) {
   const Bvh bvh = Bvh::Build(boxes, 4);
   // 4096 primitives in leaves of ≤ 4 need ≥ 1024 leaves, so ≥ 1023/3 4-wide nodes; with ≤ 16 the
   // tree needs a quarter as many leaves.
-  const size_t small = Bvh4::FromBinary(bvh, 4).nodes().size();
-  const size_t large = Bvh4::FromBinary(bvh, 16).nodes().size();
+  const size_t small = BvhWide<4>::FromBinary(bvh, 4).nodes().size();
+  const size_t large = BvhWide<4>::FromBinary(bvh, 16).nodes().size();
   EXPECT_GE(small, 341u);
   EXPECT_LT(large, small / 2);
   // ≥ 1024 leaves under nodes of at most 16 children: ≥ 1023/15 = 69 16-wide nodes, and fewer
   // than the 4-wide tree has.
-  const size_t wide = Bvh16::FromBinary(bvh, 4).nodes().size();
+  const size_t wide = BvhWide<16>::FromBinary(bvh, 4).nodes().size();
   EXPECT_GE(wide, 69u);
   EXPECT_LT(wide, small / 2);
 }
@@ -117,9 +117,10 @@ TEST(BvhWideCollapseTest, SixteenWideIsShallower) {
   // 4096 boxes in leaves of ≤ 4: at least 1024 leaves, so a 4-wide tree is at least
   // ⌈log4 1024⌉ = 5 levels deep; a 16-wide one needs only ⌈log16 1024⌉ = 3 and, opening the
   // binary tree 15 times per node instead of 3, comes out shallower.
-  EXPECT_GE(CheckCollapse<4>(4096, 4), 5);
-  EXPECT_LT(CheckCollapse<16>(4096, 4), CheckCollapse<4>(4096, 4));
-  EXPECT_GE(CheckCollapse<16>(4096, 4), 3);
+  const int depth4 = CheckCollapse<4>(4096, 4), depth16 = CheckCollapse<16>(4096, 4);
+  EXPECT_GE(depth4, 5);
+  EXPECT_LT(depth16, depth4);
+  EXPECT_GE(depth16, 3);
 }
 
 // Child a: the box [0, 1]³; child b: [2, 3] × [0, 1] × [0, 1]; the others absent.
