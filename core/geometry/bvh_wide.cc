@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/common/cpu_features.h"
+
 namespace taxel::geometry {
 namespace {
 
@@ -93,5 +95,57 @@ BvhWide<W> BvhWide<W>::FromBinary(const Bvh& bvh, int max_leaf_size) {
 
 template class BvhWide<4>;
 template class BvhWide<16>;
+
+namespace {
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsic headers start masked operations from an undefined register, which
+// -Wmaybe-uninitialized reports as a use of an uninitialised value (a false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// The 16 children in one pass. Per axis max(0, max(lo − p, p − hi)) as on the SSE path (maxps
+// returns its second operand when either is NaN, so an absent child's NaN bounds give NaN), then
+// (dx² + dy²) + dz² in explicitly rounded operations, which are never contracted into fused
+// multiply-adds: every lane rounds as the SSE pass does.
+constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+// The squared distance along one axis from p to the 16 slabs [lo, hi].
+__attribute__((target("avx512f"))) inline __m512 AxisSquared16(const float* lo, const float* hi, float p) {
+  const __m512 v = _mm512_set1_ps(p);
+  const __m512 below = _mm512_sub_round_ps(_mm512_load_ps(lo), v, kRound);
+  const __m512 above = _mm512_sub_round_ps(v, _mm512_load_ps(hi), kRound);
+  const __m512 d = _mm512_max_ps(_mm512_setzero_ps(), _mm512_max_ps(below, above));
+  return _mm512_mul_round_ps(d, d, kRound);
+}
+
+__attribute__((target("avx512f"))) unsigned ChildrenWithin16Avx512(const BvhWideNode<16>& n, float px, float py,
+                                                                  float pz, float limit, float* d2) {
+  const __m512 xy = _mm512_add_round_ps(AxisSquared16(n.lo[0], n.hi[0], px), AxisSquared16(n.lo[1], n.hi[1], py),
+                                        kRound);
+  const __m512 d = _mm512_add_round_ps(xy, AxisSquared16(n.lo[2], n.hi[2], pz), kRound);
+  _mm512_storeu_ps(d2, d);
+  return _mm512_cmp_ps_mask(d, _mm512_set1_ps(limit), _CMP_LE_OQ);
+}
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
+namespace internal {
+unsigned BvhChildrenWithin16With(bool portable, const BvhWideNode<16>& n, float px, float py, float pz, float limit,
+                                 float d2[16]) {
+#if defined(__x86_64__)
+  if (!portable && CpuHasAvx512()) return ChildrenWithin16Avx512(n, px, py, pz, limit, d2);
+#endif
+  return BvhChildrenWithin(n, px, py, pz, limit, d2);
+}
+}  // namespace internal
+
+unsigned BvhChildrenWithin16(const BvhWideNode<16>& n, float px, float py, float pz, float limit, float d2[16]) {
+  return internal::BvhChildrenWithin16With(false, n, px, py, pz, limit, d2);
+}
 
 }  // namespace taxel::geometry

@@ -109,6 +109,17 @@ inline unsigned BvhChildrenWithin(const BvhWideNode<W>& n, float px, float py, f
   return mask;
 }
 
+/// BvhChildrenWithin for a 16-wide node: one AVX-512 pass where the CPU has it (CpuHasAvx512()),
+/// the four SSE passes above otherwise. The same operations per child, each rounded as the SSE
+/// pass rounds it (never fused): the same d2 and mask on every CPU.
+unsigned BvhChildrenWithin16(const BvhWideNode<16>& n, float px, float py, float pz, float limit, float d2[16]);
+
+namespace internal {
+/// BvhChildrenWithin16 on the SSE/portable path (`portable`) or the fastest this CPU has. For tests.
+unsigned BvhChildrenWithin16With(bool portable, const BvhWideNode<16>& n, float px, float py, float pz, float limit,
+                                 float d2[16]);
+}  // namespace internal
+
 }  // namespace taxel::geometry
 
 #endif  // TAXEL_CORE_GEOMETRY_BVH_WIDE_H_

@@ -222,7 +222,7 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
     const ClosestPointTree::Node& n = nodes[node];
     if constexpr (kCount) ++stats->nodes;
     float d2[kClosestPointWidth];
-    unsigned mask = BvhChildrenWithin(n, px, py, pz, limit, d2);
+    unsigned mask = BvhChildrenWithin16(n, px, py, pz, limit, d2);
     bool descend = false;
     if (mask != 0) {
       if ((mask & (mask - 1)) == 0) {  // one child in reach: no sorting, no stack

@@ -1,6 +1,7 @@
 // Tests for core/geometry/bvh_wide.h: the collapse of a binary BVH into 4- and 16-wide trees (every
-// primitive in exactly one leaf child, boxes that contain what lies below them, leaf sizes, depth)
-// and the child-box distance test against hand values.
+// primitive in exactly one leaf child, boxes that contain what lies below them, leaf sizes, depth),
+// the child-box distance test against hand values, and its one-pass AVX-512 form against the SSE
+// passes.
 #include "core/geometry/bvh_wide.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace taxel::geometry {
 namespace {
 
 using ::taxel::testing::RandomBoxes;
+using ::taxel::testing::UniformPoints;
 using Vec = Eigen::Vector3d;
 
 template <int W>
@@ -140,22 +142,30 @@ BvhWideNode<W> TwoBoxNode(int a, int b) {
   return n;
 }
 
-template <int W>
-void CheckHandValues(int a, int b) {
+// `within` is BvhChildrenWithin<W> or one of the 16-wide entry points.
+template <int W, typename Within>
+void CheckHandValues(int a, int b, Within within) {
   const BvhWideNode<W> n = TwoBoxNode<W>(a, b);
   const unsigned both = (1u << a) | (1u << b);
   float d2[W];
   // (1.5, 2, 0.5): 0.5 beyond child a in x and 1 in y (1.25); 0.5 short of child b in x (1.25).
-  EXPECT_EQ(BvhChildrenWithin(n, 1.5f, 2.0f, 0.5f, 1.25f, d2), both);
+  EXPECT_EQ(within(n, 1.5f, 2.0f, 0.5f, 1.25f, d2), both);
   EXPECT_EQ(d2[a], 1.25f);
   EXPECT_EQ(d2[b], 1.25f);
-  EXPECT_EQ(BvhChildrenWithin(n, 1.5f, 2.0f, 0.5f, 1.2f, d2), 0x0u);
+  EXPECT_EQ(within(n, 1.5f, 2.0f, 0.5f, 1.2f, d2), 0x0u);
   // Inside child a: distance 0; child b is 1.5 away in x.
-  EXPECT_EQ(BvhChildrenWithin(n, 0.5f, 0.5f, 0.5f, 1.0f, d2), 1u << a);
+  EXPECT_EQ(within(n, 0.5f, 0.5f, 0.5f, 1.0f, d2), 1u << a);
   EXPECT_EQ(d2[a], 0.0f);
   EXPECT_EQ(d2[b], 2.25f);
   // Absent children are never within reach, even of an unbounded search.
-  EXPECT_EQ(BvhChildrenWithin(n, 0.5f, 0.5f, 0.5f, INFINITY, d2), both);
+  EXPECT_EQ(within(n, 0.5f, 0.5f, 0.5f, INFINITY, d2), both);
+}
+
+template <int W>
+void CheckHandValues(int a, int b) {
+  CheckHandValues<W>(a, b, [](const BvhWideNode<W>& n, float x, float y, float z, float limit, float* d2) {
+    return BvhChildrenWithin(n, x, y, z, limit, d2);
+  });
 }
 
 TEST(BvhChildrenWithinTest, HandValues) {
@@ -165,6 +175,69 @@ TEST(BvhChildrenWithinTest, HandValues) {
   // last.
   CheckHandValues<16>(5, 14);
   CheckHandValues<16>(0, 15);
+}
+
+// The 16-wide entry point (one AVX-512 pass on CPUs that have it) and its portable path on the
+// same hand values.
+TEST(BvhChildrenWithinTest, SixteenWideEntryPointsHandValues) {
+  for (const bool portable : {false, true}) {
+    const auto within = [portable](const BvhWideNode<16>& n, float x, float y, float z, float limit, float* d2) {
+      return internal::BvhChildrenWithin16With(portable, n, x, y, z, limit, d2);
+    };
+    CheckHandValues<16>(5, 14, within);
+    CheckHandValues<16>(0, 15, within);
+    CheckHandValues<16>(7, 8, within);
+  }
+}
+
+// The 16-wide entry point against the SSE passes bit for bit: random boxes (some absent, some
+// flat), points inside, near and far, and limits set to a child's own distance and the floats on
+// either side of it, so that the masks split exactly at the boundary. On a CPU without AVX-512
+// both calls take the same path and the test checks nothing more than the hand values above.
+TEST(BvhChildrenWithinTest, SixteenWideOnePassMatchesFourPasses) {
+  const auto boxes = RandomBoxes(400 * 16, 31);  // centres in [−1, 1]³
+  const auto queries = UniformPoints(400, Vec::Constant(-1.1), Vec::Constant(1.1), 32);
+  int split_masks = 0;
+  for (size_t q = 0; q < queries.size(); ++q) {
+    BvhWideNode<16> n;
+    unsigned present = 0;
+    for (int c = 0; c < 16; ++c) {
+      const Aabb& b = boxes[16 * q + c];
+      const bool absent = (q + c) % 9 == 4;
+      for (int a = 0; a < 3; ++a) {
+        n.lo[a][c] = absent ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(b.lo[a]);
+        n.hi[a][c] = absent ? std::numeric_limits<float>::quiet_NaN()
+                            : static_cast<float>(c % 5 == 2 ? b.lo[a] : b.hi[a]);  // every 5th flat
+      }
+      n.index[c] = absent ? kBvhWideAbsent : static_cast<uint32_t>(c);
+      n.count[c] = absent ? 0 : 1;
+      if (!absent) present |= 1u << c;
+    }
+    const Vec& p = queries[q];
+    const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
+    float probe[16];
+    BvhChildrenWithin(n, px, py, pz, INFINITY, probe);
+    const float at = probe[q % 16] == probe[q % 16] ? probe[q % 16] : 0.1f;  // a child's own distance
+    for (const float limit : {0.0f, std::nextafter(at, 0.0f), at, std::nextafter(at, INFINITY), INFINITY}) {
+      float fast[16], sse[16];
+      const unsigned m_fast = internal::BvhChildrenWithin16With(false, n, px, py, pz, limit, fast);
+      const unsigned m_sse = internal::BvhChildrenWithin16With(true, n, px, py, pz, limit, sse);
+      ASSERT_EQ(m_fast, m_sse) << "query " << q << ", limit " << limit;
+      unsigned expected = 0;
+      for (int c = 0; c < 16; ++c) {
+        if (std::isnan(sse[c])) {
+          ASSERT_TRUE(std::isnan(fast[c])) << "child " << c;
+          ASSERT_EQ(n.index[c], kBvhWideAbsent);
+        } else {
+          ASSERT_EQ(fast[c], sse[c]) << "child " << c << " of query " << q;
+        }
+        if (sse[c] <= limit) expected |= 1u << c;
+      }
+      EXPECT_EQ(m_sse, expected);
+      if (m_sse != 0 && m_sse != present) ++split_masks;
+    }
+  }
+  EXPECT_GT(split_masks, 100);  // the limits do split the children
 }
 
 }  // namespace
