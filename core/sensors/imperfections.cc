@@ -180,6 +180,7 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
   const uint32_t e = GlobalEnv(env), sid = static_cast<uint32_t>(sensor_id_);
   uint64_t* dead_bits = DeadBits(env);
   std::fill_n(dead_bits, DeadWords(), uint64_t{0});
+  int rank = 0;  // dead probes so far: the values of the r-th are at the r-th place of the env's block
   for (int k = 0; k < n_; ++k) {
     // Gains: drawn at every reset when a resample range is set; otherwise the configured ones at
     // creation, and whatever SetGains left after that (a reset does not undo it).
@@ -196,12 +197,13 @@ void MeasuredPipeline::ResetEnv(int env, uint32_t reset_count) {
       dead = UniformFromBits(b[0]) < spec_.dead_taxel_probability;
     }
     if (dead) dead_bits[k / 64] |= uint64_t{1} << (k % 64);
-    // A dead probe's values (only dead probes read them).
+    // A dead probe's values (only dead probes read them), packed in order of the dead probes.
     for (int c = 0; dead && c < channels_; ++c) {
       const auto b = rng_dead_value_(sid, e, static_cast<uint32_t>(k * 8 + c), reset_count);
       const auto [lo, hi] = spec_.dead_taxel_value_range;
-      dead_values_[(base + k) * channels_ + c] = static_cast<float>(lo + (hi - lo) * UniformFromBits(b[0]));
+      dead_values_[(base + rank) * channels_ + c] = static_cast<float>(lo + (hi - lo) * UniformFromBits(b[0]));
     }
+    rank += dead;
   }
   // Per-env slices of the state arrays that exist.
   auto fill_env = [env](auto& v, size_t width, auto value) {
@@ -273,8 +275,9 @@ void MeasuredPipeline::Prepare(double dt) {
 template <typename F>
 void MeasuredPipeline::ForEachDead(int env, F&& f) const {
   const uint64_t* dead = DeadBits(env);
+  int rank = 0;
   for (size_t w = 0; w < DeadWords(); ++w) {
-    for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)));
+    for (uint64_t m = dead[w]; m != 0; m &= m - 1) f(static_cast<int>(64 * w + __builtin_ctzll(m)), rank++);
   }
 }
 
@@ -309,9 +312,15 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   // The newest sample's values after this step.
   const float* current = sample;
   if (sample_now) {
-    // Dead probes (a few per env) read fixed values from an array the size of the state, a cold
-    // line each: fetched from here on, during the crosstalk and the stages, used at their end.
-    ForEachDead(env, [&](int k) { __builtin_prefetch(&dead_values_[off + static_cast<size_t>(k) * C], 0, 3); });
+    // Dead probes (a few per env) read fixed values, packed at the start of the env's block (a
+    // cold line or two): fetched from here on, during the crosstalk and the stages, used at their
+    // end.
+    const size_t dead_floats = static_cast<size_t>(DeadCount(env)) * C;
+    if (dead_floats > 0) {
+      const float* dv = &dead_values_[off];
+      for (size_t i = 0; i < dead_floats; i += 64 / sizeof(float)) __builtin_prefetch(dv + i, 0, 3);
+      __builtin_prefetch(dv + dead_floats - 1, 0, 3);
+    }
     if (crosstalk_) {
       Crosstalk(raw, sample, ws);
     } else if (sample != raw) {
@@ -508,8 +517,8 @@ void MeasuredPipeline::ApplyStages(int env, uint64_t step, double dt, float* xs)
                 h ? hyst_zero + c0 / kHystBlock : nullptr, walk + c0, z_walk, z_noise);
   }
   // Dead probes read their fixed values (prefetched when Process began).
-  ForEachDead(env, [&](int k) {
-    const float* v = &dead_values_[off + static_cast<size_t>(k) * C];
+  ForEachDead(env, [&](int k, int rank) {
+    const float* v = &dead_values_[off + static_cast<size_t>(rank) * C];
     for (int c = 0; c < C; ++c) xs[static_cast<size_t>(k) * C + c] = v[c];
   });
   for (const int k : inactive_) std::fill_n(xs + static_cast<size_t>(k) * C, C, 0.f);  // fillers stay 0

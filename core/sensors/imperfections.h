@@ -165,11 +165,17 @@ class MeasuredPipeline {
   size_t DeadWords() const { return (static_cast<size_t>(n_) + 63) / 64; }
   uint64_t* DeadBits(int env) { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
   const uint64_t* DeadBits(int env) const { return &dead_[static_cast<size_t>(env) * DeadWords()]; }
-  // Calls f(k) for each dead probe k of env e, ascending.
+  // Calls f(k, r) for each dead probe k of env e, ascending, r = 0, 1, … its rank among them.
   template <typename F>
   void ForEachDead(int env, F&& f) const;
+  int DeadCount(int env) const {
+    int count = 0;
+    for (size_t w = 0; w < DeadWords(); ++w) count += __builtin_popcountll(DeadBits(env)[w]);
+    return count;
+  }
   std::vector<int32_t> inactive_;                  // probes with radius 0 (fillers), ascending
-  std::vector<float> dead_values_;                 // [E·n·C]
+  // [E·n·C]: env e's block holds the values of its r-th dead probe at [r·C, (r + 1)·C).
+  std::vector<float> dead_values_;
   std::vector<float> hyst_xi_, hyst_prev_, walk_;  // [E·n·C]
   std::vector<float> held_;  // [E·n·C] last sample while there is no ring (update period > 1 only)
   // Per block of kHystBlock values: 1 when its hysteresis state (ξ and x_prev) is all +0.

@@ -147,6 +147,40 @@ TEST(MeasuredPipelineTest, ResolutionRoundsHalfToEven) {
   EXPECT_EQ(p.Step({0.25f, 0.75f, 1.25f, 1.75f, -0.75f, 0.3f}), (std::vector<float>{0.f, 1.f, 1.f, 2.f, -1.f, 0.5f}));
 }
 
+// Dead probes read the draws keyed by their own index, whatever their rank among the env's dead
+// probes (the values are stored packed): probe k of env e is dead when the uniform of Philox
+// block (sensor, e, k, reset) of the dead stream is below the probability, and channel c then
+// reads lo + (hi − lo)·u with u from block (sensor, e, 8k + c, reset) of the dead-value stream.
+// 150 probes span three 64-bit words of the dead mask; env 2 of 3 and a reset check the keys.
+TEST(MeasuredPipelineTest, DeadProbesReadTheirOwnKeyedDraws) {
+  constexpr int kProbes = 150, kEnvs = 3, kEnv = 2, kC = 2;
+  constexpr uint64_t kSeed = 7;
+  constexpr uint32_t kSensor = 3;
+  ImperfectionSpec spec;
+  spec.dead_taxel_probability = 0.3;
+  spec.dead_taxel_value_range = {2.0, 3.0};
+  Pipe p(spec, Flat(kProbes), {ChannelGroup::kScalar, ChannelGroup::kScalar}, kEnvs, kSeed);
+  std::vector<float> raw(kProbes * kC);
+  for (int i = 0; i < kProbes * kC; ++i) raw[i] = -0.001f * i;  // live probes pass through
+  const Philox4x32 dead_rng(kSeed, kStreamDead), value_rng(kSeed, kStreamDeadValue);
+  for (const uint32_t reset : {0u, 5u}) {
+    if (reset > 0) p.pipeline().ResetEnv(kEnv, reset);
+    const std::vector<float> out = p.Step(raw, kEnv);
+    int dead = 0;
+    for (int k = 0; k < kProbes; ++k) {
+      const bool is_dead = UniformFromBits(dead_rng(kSensor, kEnv, k, reset)[0]) < 0.3;
+      dead += is_dead;
+      for (int c = 0; c < kC; ++c) {
+        const float expected =
+            is_dead ? static_cast<float>(2.0 + UniformFromBits(value_rng(kSensor, kEnv, 8 * k + c, reset)[0]))
+                    : raw[k * kC + c];
+        EXPECT_EQ(out[k * kC + c], expected) << "probe " << k << ", channel " << c << ", reset " << reset;
+      }
+    }
+    EXPECT_GT(dead, 20);  // 45 expected: the packed storage holds many
+  }
+}
+
 TEST(MeasuredPipelineTest, UpdatePeriodHoldsBetweenSamples) {
   // Period 3: samples at steps 1, 4, 7 (since reset) and holds them in between.
   ImperfectionSpec spec;
