@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/common/avx512.h"
 #include "core/common/cpu_features.h"
 
 #if defined(__x86_64__)
@@ -268,11 +269,7 @@ TAXEL_AVX2_FMA void NormalsBatch32Avx2(uint32_t k0, uint32_t k1, uint32_t c0, ui
 // the same order (selects by mask instead of blendv; the same fused steps and no other
 // contraction, see core/CMakeLists.txt), so the same bits. Lanes 0–7 and 8–15 of a register are
 // two 8-block batches, stored by the AVX2 transpose.
-#define TAXEL_AVX512 __attribute__((target("avx512f")))
-// GCC 12's avx512fintrin.h reads a self-initialised "undefined" register in the unmasked shifts
-// and multiplies, which -Wuninitialized reports at every use.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TAXEL_AVX512_BEGIN
 
 TAXEL_AVX512 inline __m512i MulHiLo16(__m512i a, __m512i m, __m512i* lo) {
   const __m512i even = _mm512_mul_epu32(a, m);
@@ -410,8 +407,7 @@ TAXEL_AVX512 void NormalsBatch32Avx512(uint32_t k0, uint32_t k1, uint32_t c0, ui
   PhiloxSets16<kNormalRounds, 2>(k0, k1, c0, c1, c2, c3, words);
   for (int j = 0; j < 2; ++j) NormalsFromWords16(words[j], out + 128 * j);
 }
-#pragma GCC diagnostic pop
-#undef TAXEL_AVX512
+TAXEL_AVX512_END
 #endif
 
 using BatchFn = void (*)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float*);

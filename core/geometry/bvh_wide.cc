@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/common/avx512.h"
 #include "core/common/cpu_features.h"
 
 namespace taxel::geometry {
@@ -13,6 +14,34 @@ float HalfArea(const BvhNode& n) {
   const float dx = n.hi[0] - n.lo[0], dy = n.hi[1] - n.lo[1], dz = n.hi[2] - n.lo[2];
   return dx * dy + dy * dz + dz * dx;
 }
+
+#if defined(__x86_64__)
+TAXEL_AVX512_BEGIN
+// The 16 children in one pass. Per axis max(0, max(lo − p, p − hi)) as on the SSE path (maxps
+// returns its second operand when either is NaN, so an absent child's NaN bounds give NaN), then
+// (dx² + dy²) + dz² in explicitly rounded operations, never contracted into fused multiply-adds:
+// every lane rounds as the SSE pass does.
+constexpr int kRound = kAvx512RoundNearest;
+
+// The squared distance along one axis from p to the 16 slabs [lo, hi].
+TAXEL_AVX512 inline __m512 AxisSquared16(const float* lo, const float* hi, float p) {
+  const __m512 v = _mm512_set1_ps(p);
+  const __m512 below = _mm512_sub_round_ps(_mm512_load_ps(lo), v, kRound);
+  const __m512 above = _mm512_sub_round_ps(v, _mm512_load_ps(hi), kRound);
+  const __m512 d = _mm512_max_ps(_mm512_setzero_ps(), _mm512_max_ps(below, above));
+  return _mm512_mul_round_ps(d, d, kRound);
+}
+
+TAXEL_AVX512 unsigned ChildrenWithin16Avx512(const BvhWideNode<16>& n, float px, float py, float pz, float limit,
+                                             float* d2) {
+  const __m512 xy = _mm512_add_round_ps(AxisSquared16(n.lo[0], n.hi[0], px), AxisSquared16(n.lo[1], n.hi[1], py),
+                                        kRound);
+  const __m512 d = _mm512_add_round_ps(xy, AxisSquared16(n.lo[2], n.hi[2], pz), kRound);
+  _mm512_storeu_ps(d2, d);
+  return _mm512_cmp_ps_mask(d, _mm512_set1_ps(limit), _CMP_LE_OQ);
+}
+TAXEL_AVX512_END
+#endif
 
 }  // namespace
 
@@ -95,44 +124,6 @@ BvhWide<W> BvhWide<W>::FromBinary(const Bvh& bvh, int max_leaf_size) {
 
 template class BvhWide<4>;
 template class BvhWide<16>;
-
-namespace {
-
-#if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsic headers start masked operations from an undefined register, which
-// -Wmaybe-uninitialized reports as a use of an uninitialised value (a false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-// The 16 children in one pass. Per axis max(0, max(lo − p, p − hi)) as on the SSE path (maxps
-// returns its second operand when either is NaN, so an absent child's NaN bounds give NaN), then
-// (dx² + dy²) + dz² in explicitly rounded operations, which are never contracted into fused
-// multiply-adds: every lane rounds as the SSE pass does.
-constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-
-// The squared distance along one axis from p to the 16 slabs [lo, hi].
-__attribute__((target("avx512f"))) inline __m512 AxisSquared16(const float* lo, const float* hi, float p) {
-  const __m512 v = _mm512_set1_ps(p);
-  const __m512 below = _mm512_sub_round_ps(_mm512_load_ps(lo), v, kRound);
-  const __m512 above = _mm512_sub_round_ps(v, _mm512_load_ps(hi), kRound);
-  const __m512 d = _mm512_max_ps(_mm512_setzero_ps(), _mm512_max_ps(below, above));
-  return _mm512_mul_round_ps(d, d, kRound);
-}
-
-__attribute__((target("avx512f"))) unsigned ChildrenWithin16Avx512(const BvhWideNode<16>& n, float px, float py,
-                                                                  float pz, float limit, float* d2) {
-  const __m512 xy = _mm512_add_round_ps(AxisSquared16(n.lo[0], n.hi[0], px), AxisSquared16(n.lo[1], n.hi[1], py),
-                                        kRound);
-  const __m512 d = _mm512_add_round_ps(xy, AxisSquared16(n.lo[2], n.hi[2], pz), kRound);
-  _mm512_storeu_ps(d2, d);
-  return _mm512_cmp_ps_mask(d, _mm512_set1_ps(limit), _CMP_LE_OQ);
-}
-#pragma GCC diagnostic pop
-#endif
-
-}  // namespace
 
 namespace internal {
 unsigned BvhChildrenWithin16With(bool portable, const BvhWideNode<16>& n, float px, float py, float pz, float limit,

@@ -1,5 +1,6 @@
 #include "core/geometry/triangle_slab.h"
 
+#include "core/common/avx512.h"
 #include "core/common/cpu_features.h"
 
 namespace taxel::geometry {
@@ -14,15 +15,8 @@ uint32_t GroupsPortable(const TriangleSlabGroup* groups, uint32_t count, float p
 }
 
 #if defined(__x86_64__)
-#define TAXEL_AVX512 __attribute__((target("avx512f")))
-// GCC 12's AVX-512 intrinsic headers start masked operations from an undefined register, which
-// -Wmaybe-uninitialized reports as a use of an uninitialised value (a false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+TAXEL_AVX512_BEGIN
+constexpr int kRound = kAvx512RoundNearest;
 
 // The plane values of the 16 (plane, triangle) lanes of one group, in TriangleSlabGroupWithin's
 // order: ((x·px + y·py) + z·pz) − w. The explicitly rounded forms are never contracted into fused
@@ -63,8 +57,7 @@ TAXEL_AVX512 uint32_t GroupsAvx512(const TriangleSlabGroup* groups, uint32_t cou
   }
   return mask;
 }
-#pragma GCC diagnostic pop
-#undef TAXEL_AVX512
+TAXEL_AVX512_END
 #endif
 
 }  // namespace
