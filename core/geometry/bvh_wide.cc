@@ -81,10 +81,9 @@ BvhWide<W> BvhWide<W>::FromBinary(const Bvh& bvh, int max_leaf_size) {
         int best = -1;
         float best_area = -1;
         for (size_t k = 0; k < kids.size(); ++k) {
-          if (!is_leaf(kids[k]) && HalfArea(bin[kids[k]]) > best_area) {
-            best_area = HalfArea(bin[kids[k]]);
-            best = static_cast<int>(k);
-          }
+          if (is_leaf(kids[k])) continue;
+          const float area = HalfArea(bin[kids[k]]);
+          if (area > best_area) best_area = area, best = static_cast<int>(k);
         }
         if (best < 0) break;
         const uint32_t open = kids[best];
