@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -145,6 +146,18 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void PerturbRadii(c
   for (int i = 0; i < count; ++i) {
     const double perturbed = std::max(0.0, r[i] + (2 * UniformFromBits(words[i]) - 1) * noise);
     r[i] = r[i] != 0 ? perturbed : r[i];
+  }
+}
+
+// Starts the loads of every cache line of p[0, count), for reading with temporal locality
+// kLocality (__builtin_prefetch's, 0–3).
+template <int kLocality>
+inline void PrefetchFloats(const float* p, size_t count) {
+  if (count == 0) return;
+  constexpr uintptr_t kLine = 64;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p + count - 1);
+  for (uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1); a <= last; a += kLine) {
+    __builtin_prefetch(reinterpret_cast<const void*>(a), 0, kLocality);
   }
 }
 
@@ -305,8 +318,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
   // is an older ring slot, its loads start here and overlap the crosstalk and the stages.
   const int age = spec_.delay > 0 ? DelayAge(env, step, dt) : 0;
   if (!report_in_ring_ && age > 0 && static_cast<uint64_t>(age) <= written_[env]) {
-    const float* reported = &ring_data_[RingOffset(env, written_[env] - age, ring_)];
-    for (size_t i = 0; i < nc; i += 64 / sizeof(float)) __builtin_prefetch(reported + i, 0, 2);
+    PrefetchFloats<2>(&ring_data_[RingOffset(env, written_[env] - age, ring_)], nc);
   }
   const bool sample_now = (steps_since_reset - 1) % static_cast<uint64_t>(spec_.update_period) == 0;
   // The newest sample's values after this step.
@@ -316,11 +328,7 @@ const float* MeasuredPipeline::Process(int env, uint64_t step, uint64_t steps_si
     // cold line or two): fetched from here on, during the crosstalk and the stages, used at their
     // end.
     const size_t dead_floats = static_cast<size_t>(DeadCount(env)) * C;
-    if (dead_floats > 0) {
-      const float* dv = &dead_values_[off];
-      for (size_t i = 0; i < dead_floats; i += 64 / sizeof(float)) __builtin_prefetch(dv + i, 0, 3);
-      __builtin_prefetch(dv + dead_floats - 1, 0, 3);
-    }
+    if (dead_floats > 0) PrefetchFloats<3>(&dead_values_[off], dead_floats);
     if (crosstalk_) {
       Crosstalk(raw, sample, ws);
     } else if (sample != raw) {
