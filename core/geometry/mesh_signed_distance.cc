@@ -124,11 +124,11 @@ bool MeshSignedDistance::ClosestPointImpl(const Eigen::Vector3d& p, double max_d
                                           TraversalStats* stats) const {
   // Box tests run in float, a node's 16 children at once (BvhChildrenWithin16). The bounds are
   // float values rounded outwards; the query point rounded to float moves by at most eps·M (M =
-  // its largest coordinate) and the float arithmetic loses a few eps relative. A node is pruned only when
-  // its float distance exceeds (b·(1 + 8 eps) + 2·eps·M)² for the current best distance b, which
-  // any node holding a point within b satisfies: pruning stays exact wherever p is. Triangles in
-  // reach are pre-tested the same way with their float slab bounds (triangle_slab.h) and only
-  // those that may beat b get the exact double test.
+  // its largest coordinate) and the float arithmetic loses a few eps relative. A node is pruned
+  // only when its float distance exceeds (b·(1 + 8 eps) + 2·eps·M)² for the current best distance
+  // b, which any node holding a point within b satisfies: pruning stays exact wherever p is.
+  // Triangles in reach are pre-tested the same way with their float slab bounds (triangle_slab.h)
+  // and only those that may beat b get the exact double test.
   const ClosestPointTree::NodeArray& nodes = closest_tree_.nodes();
   const float px = static_cast<float>(p.x()), py = static_cast<float>(p.y()), pz = static_cast<float>(p.z());
   const double p_max = p.cwiseAbs().maxCoeff();
