@@ -17,6 +17,7 @@
 #include <cmath>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench/bench_registry.h"
@@ -159,12 +160,50 @@ double ProcessCpuSeconds() {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-void RunImperfections(Context& ctx) {
+// One stage of FullPipeline alone, at FullPipeline's settings (the fields that belong together, such
+// as the delay's jitter and history, move together).
+sensors::ImperfectionSpec StageOfFullPipeline(const std::string& stage) {
+  const sensors::ImperfectionSpec full = FullPipeline();
+  sensors::ImperfectionSpec m;
+  if (stage == "radius_noise") {
+    m.probe_radius_noise = full.probe_radius_noise;
+  } else if (stage == "gain") {
+    m.probe_gain_resample_range = full.probe_gain_resample_range;
+  } else if (stage == "crosstalk") {
+    m.crosstalk_strength = full.crosstalk_strength;
+    m.crosstalk_sigma = full.crosstalk_sigma;
+    m.crosstalk_border = full.crosstalk_border;
+  } else if (stage == "hysteresis") {
+    m.hysteresis_strength = full.hysteresis_strength;
+    m.hysteresis_tau = full.hysteresis_tau;
+  } else if (stage == "random_walk") {
+    m.random_walk = full.random_walk;
+  } else if (stage == "noise") {
+    m.noise = full.noise;
+  } else if (stage == "bias_resolution") {
+    m.bias = full.bias;
+    m.resolution = full.resolution;
+  } else if (stage == "dead_taxels") {
+    m.dead_taxel_probability = full.dead_taxel_probability;
+    m.dead_taxel_value_range = full.dead_taxel_value_range;
+  } else if (stage == "delay") {
+    m.delay = full.delay;
+    m.jitter = full.jitter;
+    m.history_length = full.history_length;
+  } else {
+    TAXEL_CHECK(false);
+  }
+  return m;
+}
+
+// The grasp batch of grasp_batch/mesh20k with `imperfections` on every sensor, timed against the
+// same scene with ground truth only, the two stepped in turn.
+void RunImperfections(Context& ctx, const sensors::ImperfectionSpec& imperfections) {
   constexpr int kEnvs = 1024;
   geometry::MeshStore meshes;
   const GraspScenario clean = MakeGraspScenario(GraspObject::kMesh20k, kEnvs, meshes);
   GraspScenario noisy = clean;
-  for (auto& s : noisy.spec.sensors) s.imperfections = FullPipeline();
+  for (auto& s : noisy.spec.sensors) s.imperfections = imperfections;
   for (int threads : ctx.thread_counts()) {
     server::ThreadPool pool(threads);
     const scene::StepInput in = XyzwStepInput(clean.poses);
@@ -205,7 +244,23 @@ void RunImperfections(Context& ctx) {
   }
 }
 
-TAXEL_BENCH_CASE("imperfections/grasp_batch", RunImperfections);
+TAXEL_BENCH_CASE("imperfections/grasp_batch", [](Context& ctx) { RunImperfections(ctx, FullPipeline()); });
+
+// What each stage costs by itself: the same comparison with one stage of FullPipeline on. Each
+// case also pays for the measured branch itself (a second sample per probe, its outputs), so the
+// stages' figures do not add up to grasp_batch's.
+#define TAXEL_IMPERFECTION_STAGE_CASE(stage) \
+  TAXEL_BENCH_CASE("imperfections/stage/" stage, [](Context& ctx) { RunImperfections(ctx, StageOfFullPipeline(stage)); })
+TAXEL_IMPERFECTION_STAGE_CASE("radius_noise");
+TAXEL_IMPERFECTION_STAGE_CASE("gain");
+TAXEL_IMPERFECTION_STAGE_CASE("crosstalk");
+TAXEL_IMPERFECTION_STAGE_CASE("hysteresis");
+TAXEL_IMPERFECTION_STAGE_CASE("random_walk");
+TAXEL_IMPERFECTION_STAGE_CASE("noise");
+TAXEL_IMPERFECTION_STAGE_CASE("bias_resolution");
+TAXEL_IMPERFECTION_STAGE_CASE("dead_taxels");
+TAXEL_IMPERFECTION_STAGE_CASE("delay");
+#undef TAXEL_IMPERFECTION_STAGE_CASE
 
 double ThreadCpuSeconds() {
   timespec t;

@@ -276,7 +276,8 @@ void EvaluateProbeRange(Sensor& sensor, int env, int begin, int end, uint64_t st
           std::fill_n(&out.force[3 * slot], 3, 0.f);
           std::fill_n(&out.torque[3 * slot], 3, 0.f);
           if (sensor.compute_gradients()) StoreGradient<3>(&out.force_gradient[36 * slot], nullptr);
-          if (raw != nullptr) std::fill_n(&raw[k * W], W, static_cast<float>(gain * 0.0));
+          // (W is 6 here: force and torque; a constant count lets the fill become six stores.)
+          if (raw != nullptr) std::fill_n(&raw[k * W], 6, static_cast<float>(gain * 0.0));
           break;
         }
         // F[0], T[0]: ground truth; F[1], T[1]: the measured branch's radius.
