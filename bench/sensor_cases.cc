@@ -160,42 +160,6 @@ double ProcessCpuSeconds() {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-// One stage of FullPipeline alone, at FullPipeline's settings (the fields that belong together, such
-// as the delay's jitter and history, move together).
-sensors::ImperfectionSpec StageOfFullPipeline(const std::string& stage) {
-  const sensors::ImperfectionSpec full = FullPipeline();
-  sensors::ImperfectionSpec m;
-  if (stage == "radius_noise") {
-    m.probe_radius_noise = full.probe_radius_noise;
-  } else if (stage == "gain") {
-    m.probe_gain_resample_range = full.probe_gain_resample_range;
-  } else if (stage == "crosstalk") {
-    m.crosstalk_strength = full.crosstalk_strength;
-    m.crosstalk_sigma = full.crosstalk_sigma;
-    m.crosstalk_border = full.crosstalk_border;
-  } else if (stage == "hysteresis") {
-    m.hysteresis_strength = full.hysteresis_strength;
-    m.hysteresis_tau = full.hysteresis_tau;
-  } else if (stage == "random_walk") {
-    m.random_walk = full.random_walk;
-  } else if (stage == "noise") {
-    m.noise = full.noise;
-  } else if (stage == "bias_resolution") {
-    m.bias = full.bias;
-    m.resolution = full.resolution;
-  } else if (stage == "dead_taxels") {
-    m.dead_taxel_probability = full.dead_taxel_probability;
-    m.dead_taxel_value_range = full.dead_taxel_value_range;
-  } else if (stage == "delay") {
-    m.delay = full.delay;
-    m.jitter = full.jitter;
-    m.history_length = full.history_length;
-  } else {
-    TAXEL_CHECK(false);
-  }
-  return m;
-}
-
 // The grasp batch of grasp_batch/mesh20k with `imperfections` on every sensor, timed against the
 // same scene with ground truth only, the two stepped in turn.
 void RunImperfections(Context& ctx, const sensors::ImperfectionSpec& imperfections) {
@@ -246,21 +210,58 @@ void RunImperfections(Context& ctx, const sensors::ImperfectionSpec& imperfectio
 
 TAXEL_BENCH_CASE("imperfections/grasp_batch", [](Context& ctx) { RunImperfections(ctx, FullPipeline()); });
 
-// What each stage costs by itself: the same comparison with one stage of FullPipeline on. Each
-// case also pays for the measured branch itself (a second sample per probe, its outputs), so the
-// stages' figures do not add up to grasp_batch's.
-#define TAXEL_IMPERFECTION_STAGE_CASE(stage) \
-  TAXEL_BENCH_CASE("imperfections/stage/" stage, [](Context& ctx) { RunImperfections(ctx, StageOfFullPipeline(stage)); })
-TAXEL_IMPERFECTION_STAGE_CASE("radius_noise");
-TAXEL_IMPERFECTION_STAGE_CASE("gain");
-TAXEL_IMPERFECTION_STAGE_CASE("crosstalk");
-TAXEL_IMPERFECTION_STAGE_CASE("hysteresis");
-TAXEL_IMPERFECTION_STAGE_CASE("random_walk");
-TAXEL_IMPERFECTION_STAGE_CASE("noise");
-TAXEL_IMPERFECTION_STAGE_CASE("bias_resolution");
-TAXEL_IMPERFECTION_STAGE_CASE("dead_taxels");
-TAXEL_IMPERFECTION_STAGE_CASE("delay");
-#undef TAXEL_IMPERFECTION_STAGE_CASE
+// What each stage costs by itself: the same comparison with one stage of FullPipeline on, at its
+// settings (the fields that belong together, such as the delay's jitter and history, move
+// together). Each case also pays for the measured branch itself (a second sample per probe, its
+// outputs), so the stages' figures do not add up to grasp_batch's.
+struct PipelineStage {
+  const char* name;
+  void (*take)(const sensors::ImperfectionSpec& full, sensors::ImperfectionSpec& m);
+};
+using Spec = sensors::ImperfectionSpec;
+const PipelineStage kPipelineStages[] = {
+    {"radius_noise", [](const Spec& f, Spec& m) { m.probe_radius_noise = f.probe_radius_noise; }},
+    {"gain", [](const Spec& f, Spec& m) { m.probe_gain_resample_range = f.probe_gain_resample_range; }},
+    {"crosstalk",
+     [](const Spec& f, Spec& m) {
+       m.crosstalk_strength = f.crosstalk_strength;
+       m.crosstalk_sigma = f.crosstalk_sigma;
+       m.crosstalk_border = f.crosstalk_border;
+     }},
+    {"hysteresis",
+     [](const Spec& f, Spec& m) {
+       m.hysteresis_strength = f.hysteresis_strength;
+       m.hysteresis_tau = f.hysteresis_tau;
+     }},
+    {"random_walk", [](const Spec& f, Spec& m) { m.random_walk = f.random_walk; }},
+    {"noise", [](const Spec& f, Spec& m) { m.noise = f.noise; }},
+    {"bias_resolution",
+     [](const Spec& f, Spec& m) {
+       m.bias = f.bias;
+       m.resolution = f.resolution;
+     }},
+    {"dead_taxels",
+     [](const Spec& f, Spec& m) {
+       m.dead_taxel_probability = f.dead_taxel_probability;
+       m.dead_taxel_value_range = f.dead_taxel_value_range;
+     }},
+    {"delay",
+     [](const Spec& f, Spec& m) {
+       m.delay = f.delay;
+       m.jitter = f.jitter;
+       m.history_length = f.history_length;
+     }},
+};
+[[maybe_unused]] const bool kStageCasesRegistered = [] {
+  for (const PipelineStage& stage : kPipelineStages) {
+    RegisterCase(std::string("imperfections/stage/") + stage.name, [stage](Context& ctx) {
+      Spec m;
+      stage.take(FullPipeline(), m);
+      RunImperfections(ctx, m);
+    });
+  }
+  return true;
+}();
 
 double ThreadCpuSeconds() {
   timespec t;
