@@ -260,6 +260,15 @@ const PipelineStage kPipelineStages[] = {
       RunImperfections(ctx, m);
     });
   }
+  // The full pipeline with one stage off (its fields taken from a default spec): what the stage
+  // adds on top of all the others.
+  for (const PipelineStage& stage : kPipelineStages) {
+    RegisterCase(std::string("imperfections/without/") + stage.name, [stage](Context& ctx) {
+      Spec m = FullPipeline();
+      stage.take(Spec{}, m);
+      RunImperfections(ctx, m);
+    });
+  }
   return true;
 }();
 
