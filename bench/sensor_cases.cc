@@ -210,13 +210,12 @@ void RunImperfections(Context& ctx, const sensors::ImperfectionSpec& imperfectio
 
 TAXEL_BENCH_CASE("imperfections/grasp_batch", [](Context& ctx) { RunImperfections(ctx, FullPipeline()); });
 
-// What each stage costs by itself: the same comparison with one stage of FullPipeline on, at its
-// settings (the fields that belong together, such as the delay's jitter and history, move
-// together). Each case also pays for the measured branch itself (a second sample per probe, its
-// outputs), so the stages' figures do not add up to grasp_batch's.
+// The stages of FullPipeline, each with the fields that belong to it (those that go together,
+// such as the delay's jitter and history, move together): `take` copies them from one spec into
+// another. The cases below read the table both ways.
 struct PipelineStage {
   const char* name;
-  void (*take)(const sensors::ImperfectionSpec& full, sensors::ImperfectionSpec& m);
+  void (*take)(const sensors::ImperfectionSpec& from, sensors::ImperfectionSpec& to);
 };
 using Spec = sensors::ImperfectionSpec;
 const PipelineStage kPipelineStages[] = {
@@ -253,6 +252,9 @@ const PipelineStage kPipelineStages[] = {
      }},
 };
 [[maybe_unused]] const bool kStageCasesRegistered = [] {
+  // One stage alone, at the full pipeline's settings: what it costs by itself. Each case also
+  // pays for the measured branch (a second sample per probe, its outputs), so these figures do
+  // not add up to grasp_batch's.
   for (const PipelineStage& stage : kPipelineStages) {
     RegisterCase(std::string("imperfections/stage/") + stage.name, [stage](Context& ctx) {
       Spec m;
@@ -260,8 +262,8 @@ const PipelineStage kPipelineStages[] = {
       RunImperfections(ctx, m);
     });
   }
-  // The full pipeline with one stage off (its fields taken from a default spec): what the stage
-  // adds on top of all the others.
+  // The full pipeline with one stage off (its fields taken from a default spec): what it adds on
+  // top of all the others.
   for (const PipelineStage& stage : kPipelineStages) {
     RegisterCase(std::string("imperfections/without/") + stage.name, [stage](Context& ctx) {
       Spec m = FullPipeline();
